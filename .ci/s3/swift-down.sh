@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stop what swift-up.sh started (pids from $SWIFT_STATE_DIR/run/*.pid) and
+# Stop what swift-up.sh started (pids in $SWIFT_STATE_DIR/run/*.pid) and
 # remove the state dir. Safe to run when nothing is running.
 set -euo pipefail
 STATE="${SWIFT_STATE_DIR:-/tmp/uda-swift}"
@@ -14,10 +14,14 @@ for pf in "$STATE"/run/*.pid; do
   [[ -f "$pf" ]] || continue
   pid="$(cat "$pf")"
   [[ "$pid" =~ ^[0-9]+$ ]] || continue
-  # every server was started via setsid: pid == its process group id, so
-  # signalling the group also reaches the forked swift workers.
+  # only signal it if the pid still is one of ours (guards against pid reuse)
+  cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null || true)"
+  [[ "$cmd" == *"$STATE/etc/"* || "$cmd" == "memcached -l 127.0.0.1 -p "* ]] || continue
+  # started via setsid: pid == process group id, so the group signal also
+  # reaches the forked swift workers.
   if kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null; then
-    pids+=("$pid"); log "stopping $(basename "$pf" .pid) (pgid $pid)"
+    pids+=("$pid")
+    log "stopping $(basename "$pf" .pid) (pid $pid)"
   fi
 done
 for _ in $(seq 1 50); do # up to 10 s for a graceful exit

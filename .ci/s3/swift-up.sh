@@ -35,8 +35,7 @@ print_env() {
   echo "S3_ENDPOINT=http://127.0.0.1:${S3_PORT} S3_ACCESS_KEY_ID=${ACCESS_KEY} S3_SECRET_ACCESS_KEY=${SECRET_KEY} S3_REGION=${REGION} S3_FORCE_PATH_STYLE=true"
 }
 
-# HTTP status of an unauthenticated GET / (000 = nothing listening).
-http_code() { curl -s -o /dev/null -m 3 -w '%{http_code}' "http://127.0.0.1:${S3_PORT}/" 2>/dev/null || true; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # SigV4-signed S3 probe, stdlib only. Mode "list": ListBuckets must be 200.
 # Mode "smoke": create bucket, put/get/delete an object, delete bucket.
@@ -88,14 +87,13 @@ PYEOF
 }
 
 # ---------------------------------------------------------------- fast path
-code="$(http_code)"
-if [[ "$code" != "000" ]]; then
+if port_open "$S3_PORT"; then
   if [[ -x "$PY" ]] && s3_probe list >/dev/null 2>&1; then
     log "S3 endpoint already answering on 127.0.0.1:${S3_PORT}"
     print_env
     exit 0
   fi
-  die "something answers on 127.0.0.1:${S3_PORT} (HTTP ${code}) but signed ListBuckets as ${ACCESS_KEY} fails; not touching it"
+  die "something listens on 127.0.0.1:${S3_PORT} but a signed ListBuckets as ${ACCESS_KEY} fails; not touching it"
 fi
 
 T0=$SECONDS
@@ -123,18 +121,14 @@ command -v swift-proxy-server >/dev/null || die "swift-proxy-server not found af
 if [[ -d "$STATE" ]]; then
   [[ -f "$STATE/$MARKER" || -z "$(ls -A "$STATE")" ]] ||
     die "$STATE exists and is not a swift-up state dir (no $MARKER); refusing to wipe it"
-  log "wiping stale state dir $STATE"
-  for pf in "$STATE"/run/*.pid; do
-    [[ -f "$pf" ]] || continue
-    pid="$(cat "$pf")"
-    # each server was started by setsid, so its pid is also its process group
-    [[ "$pid" =~ ^[0-9]+$ ]] && kill -TERM -- "-$pid" 2>/dev/null || true
-  done
-  sleep 0.5
+  log "endpoint down but $STATE exists: stopping its leftovers and starting clean"
+  if [[ -f "$STATE/$MARKER" ]]; then
+    SWIFT_STATE_DIR="$STATE" bash "$(dirname "${BASH_SOURCE[0]}")/swift-down.sh"
+  fi
   rm -rf "$STATE"
 fi
 for port in "$OBJ_PORT" "$CONT_PORT" "$ACCT_PORT" "$MC_PORT"; do
-  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  if port_open "$port"; then
     die "port $port is already in use (set SWIFT_BACKEND_PORT / SWIFT_MEMCACHE_PORT)"
   fi
 done
@@ -154,7 +148,7 @@ swift_conf_ok() {
     ! grep -Eq '^\[storage-policy:[1-9]' "$SWIFT_CONF"
 }
 if ! swift_conf_ok; then
-  [[ -f "$SWIFT_CONF" ]] && cp -n "$SWIFT_CONF" "$SWIFT_CONF.uda-orig" || true
+  if [[ -f "$SWIFT_CONF" ]]; then cp -n "$SWIFT_CONF" "$SWIFT_CONF.uda-orig" || true; fi
   mkdir -p /etc/swift
   cat >"$SWIFT_CONF" <<'EOF'
 # written by .ci/s3/swift-up.sh (single-node test Swift)
@@ -334,7 +328,7 @@ for name in memcached account container object proxy; do
     memcached) port=$MC_PORT ;; account) port=$ACCT_PORT ;; container) port=$CONT_PORT ;;
     object) port=$OBJ_PORT ;; proxy) port=$S3_PORT ;;
   esac
-  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+  until port_open "$port"; do
     kill -0 "$(cat "$RUN/$name.pid")" 2>/dev/null || { dump_logs; die "$name exited during startup"; }
     ((SECONDS < deadline)) || { dump_logs; die "timeout waiting for $name on port $port"; }
     sleep 0.2

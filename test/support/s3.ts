@@ -40,7 +40,7 @@ export async function createTestBucket(label: string): Promise<TestBucket> {
   const bucket = `uda-${label}-${randomBytes(4).toString('hex')}`.toLowerCase();
   const client = rawS3Client();
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
-  const env = { ...s3Env(), S3_BUCKET: bucket };
+  const env: Record<string, string> = { ...s3Env(), S3_BUCKET: bucket };
   const store = new S3Store({
     bucket,
     region: env.S3_REGION ?? 'us-east-1',

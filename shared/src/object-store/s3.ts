@@ -4,7 +4,9 @@
  */
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import type { BuildMiddleware, MetadataBearer } from '@smithy/types';
 import {
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -56,6 +58,7 @@ export class S3Store implements ObjectStore {
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 3,
     });
+    this.client.middlewareStack.add(addContentMd5ToDeleteObjects, { step: 'build', name: 'contentMd5ForDeleteObjects' });
   }
 
   async putFile(key: string, path: string, options?: PutOptions): Promise<ObjectInfo> {
@@ -185,6 +188,20 @@ export class S3Store implements ObjectStore {
     }
   }
 }
+
+/**
+ * S3 requires Content-MD5 on DeleteObjects. The SDK now sends a CRC32 checksum instead, which AWS
+ * accepts and OpenStack Swift's s3api refuses (400 "Missing required header … Content-MD5").
+ */
+const addContentMd5ToDeleteObjects: BuildMiddleware<object, MetadataBearer> = (next, context) => async (args) => {
+  const request = args.request as { body?: unknown; headers?: Record<string, string> };
+  const body = request.body;
+  const isDelete = (context as { commandName?: string }).commandName === 'DeleteObjectsCommand';
+  if (isDelete && request.headers && (typeof body === 'string' || body instanceof Uint8Array)) {
+    request.headers['content-md5'] = createHash('md5').update(body).digest('base64');
+  }
+  return next(args);
+};
 
 function isMissing(error: unknown): boolean {
   if (!(error instanceof S3ServiceException)) return false;
