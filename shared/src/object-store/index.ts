@@ -32,11 +32,10 @@ export const objectStoreEnv = {
     .describe('Multipart upload part size; smaller files go up in one request'),
 };
 
-type ObjectStoreConfig = { DATA_DIR: string } & {
-  [K in keyof typeof objectStoreEnv]: z.infer<(typeof objectStoreEnv)[K]>;
-};
+const objectStoreConfigSchema = z.object({ DATA_DIR: z.string(), ...objectStoreEnv });
+type ObjectStoreConfig = z.infer<typeof objectStoreConfigSchema>;
 
-export function createObjectStore(config: ObjectStoreConfig) {
+export function createObjectStore(config: ObjectStoreConfig): LocalFolderStore | S3Store {
   if (!config.S3_BUCKET) return new LocalFolderStore(join(config.DATA_DIR, 'objects'));
   return new S3Store({
     bucket: config.S3_BUCKET,

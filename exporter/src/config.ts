@@ -1,0 +1,23 @@
+/** The exporter's settings, parsed once from the environment. */
+import { join } from 'node:path';
+import { z } from 'zod';
+import { commonEnv, parseConfig } from '@uda/shared/config';
+import { objectStoreEnv } from '@uda/shared/object-store';
+
+export const exporterConfigSchema = z.object({
+  ...commonEnv,
+  ...objectStoreEnv,
+  EXPORT_INPUT_DIR: z
+    .string()
+    .default(join(import.meta.dirname, '..', 'data'))
+    .describe('Folder with the raw dumps in their official formats (defaults to the bundled sample data)'),
+  EXPORT_KEEP_VERSIONS: z.coerce.number().int().min(1).max(50).default(3).describe('Export versions kept in the object store'),
+  EXPORT_DUCKDB_MEMORY_LIMIT: z.string().default('1GB').describe("DuckDB memory limit while building, e.g. '1GB'"),
+  EXPORT_DUCKDB_THREADS: z.coerce.number().int().min(1).max(64).default(2).describe('DuckDB threads while building'),
+});
+
+export type ExporterConfig = z.infer<typeof exporterConfigSchema>;
+
+export function loadExporterConfig(env: Record<string, string | undefined>): ExporterConfig {
+  return parseConfig(exporterConfigSchema, env);
+}

@@ -1,0 +1,29 @@
+/**
+ * What every ingest module hands to the builder: a typed table and a stream of its rows.
+ * Row values are plain JSON values; DuckDB casts them to the declared column types on load.
+ */
+export type Row = Record<string, unknown>;
+
+export interface TableSpec {
+  /** SQL table name, as listed in the source catalog. */
+  readonly name: string;
+  /** Column name → DuckDB type, in table order. */
+  readonly columns: Readonly<Record<string, string>>;
+  readonly primaryKey?: readonly string[];
+  /** Secondary indexes for the lookups' point queries. */
+  readonly indexes?: readonly (readonly string[])[];
+  rows(): AsyncIterable<Row>;
+}
+
+/** A malformed input, reported with the file and line it came from. */
+export class InputError extends Error {
+  override readonly name = 'InputError';
+  readonly file: string;
+  readonly line: number | undefined;
+
+  constructor(file: string, line: number | undefined, message: string) {
+    super(`${file}${line === undefined ? '' : `:${line}`}: ${message}`);
+    this.file = file;
+    this.line = line;
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * One export run: ingest every source into `service.db`, write the per-table and bulk files,
+ * publish them, switch the manifest, prune old versions. Any failure before the switch leaves the
+ * previous export served, and the run fails with the reason.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { sourceOfTable } from '@uda/shared/catalog';
+import { newVersion, type ExportFile, type Manifest } from '@uda/shared/manifest';
+import type { ObjectStore } from '@uda/shared/object-store';
+import type { Logger } from '@uda/shared/logger';
+import { loadTable, openBuildDatabase, type DuckDbLimits } from './build/database.ts';
+import { describeDatabase, writeTableFiles, writeZip, type BuiltFile } from './build/files.ts';
+import { allTableSpecs } from './sources.ts';
+import { publish, pruneVersions } from './publish.ts';
+import type { TableSpec } from './ingest/table-spec.ts';
+
+export interface ExportJobOptions {
+  readonly inputDir: string;
+  readonly workDir: string;
+  readonly store: ObjectStore;
+  readonly keepVersions: number;
+  readonly duckdb: DuckDbLimits;
+  readonly logger: Logger;
+  /** Defaults to every catalog table from `inputDir`; the benchmark passes its own. */
+  readonly tables?: readonly TableSpec[];
+  readonly onUploaded?: (file: ExportFile) => void;
+}
+
+export interface ExportResult {
+  readonly manifest: Manifest;
+  readonly removedVersions: string[];
+  readonly rows: number;
+}
+
+export async function runExport(options: ExportJobOptions): Promise<ExportResult> {
+  const builtAt = new Date();
+  const version = newVersion(builtAt, randomBytes(3).toString('hex'));
+  const buildDir = join(options.workDir, `build-${version}`);
+  await mkdir(buildDir, { recursive: true });
+  const log = options.logger.child({ version });
+  try {
+    const tables = options.tables ?? (await allTableSpecs(options.inputDir));
+    const { files, counts } = await buildFiles(tables, buildDir, options.duckdb, log);
+    const manifest = await publish(options.store, { version, builtAt, tables: counts, files }, options.onUploaded);
+    log.info({ files: manifest.files.length }, 'manifest switched');
+    const removedVersions = await pruneVersions(options.store, version, options.keepVersions);
+    const rows = Object.values(counts).reduce((sum, t) => sum + t.rows, 0);
+    return { manifest, removedVersions, rows };
+  } finally {
+    await rm(buildDir, { recursive: true, force: true });
+  }
+}
+
+async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits: DuckDbLimits, log: Logger) {
+  const dbPath = join(buildDir, 'service.db');
+  const database = await openBuildDatabase(dbPath, limits);
+  const counts: Manifest['tables'] = {};
+  const tableFiles: BuiltFile[] = [];
+  try {
+    for (const table of tables) {
+      const source = sourceOfTable(table.name);
+      if (!source) throw new Error(`table ${table.name} is not in the source catalog`);
+      const rows = await loadTable(database.connection, table, buildDir);
+      counts[table.name] = { source: source.id, rows };
+      tableFiles.push(...(await writeTableFiles(database.connection, table.name, source.id, buildDir)));
+      log.info({ table: table.name, rows }, 'table built');
+    }
+  } finally {
+    await database.close();
+  }
+  const files = [
+    await describeDatabase(dbPath),
+    await writeZip(join(buildDir, 'service.parquet.zip'), 'service.parquet.zip', tableFiles.filter((f) => f.format === 'parquet')),
+    await writeZip(join(buildDir, 'service.csv.zip'), 'service.csv.zip', tableFiles.filter((f) => f.format === 'csv')),
+    ...tableFiles,
+  ];
+  return { files, counts };
+}

@@ -1,0 +1,38 @@
+/**
+ * `npm run export`: one export run, as the Kubernetes CronJob runs it. Exits 0 on success, 1 with
+ * a one-line reason on failure (the previous export stays served).
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { loadConfigOrExit } from '@uda/shared/config';
+import { createLogger } from '@uda/shared/logger';
+import { createObjectStore } from '@uda/shared/object-store';
+import { loadExporterConfig } from './config.ts';
+import { runExport } from './job.ts';
+
+const config = loadConfigOrExit(() => loadExporterConfig(process.env));
+const logger = createLogger({ name: 'exporter', level: config.LOG_LEVEL });
+const store = createObjectStore(config);
+const workDir = join(config.DATA_DIR, 'exporter');
+await mkdir(workDir, { recursive: true });
+
+const started = performance.now();
+try {
+  const result = await runExport({
+    inputDir: config.EXPORT_INPUT_DIR,
+    workDir,
+    store,
+    keepVersions: config.EXPORT_KEEP_VERSIONS,
+    duckdb: { memoryLimit: config.EXPORT_DUCKDB_MEMORY_LIMIT, threads: config.EXPORT_DUCKDB_THREADS },
+    logger,
+  });
+  const seconds = (performance.now() - started) / 1000;
+  logger.info(
+    { version: result.manifest.version, rows: result.rows, seconds: Number(seconds.toFixed(2)), store: store.description, removed: result.removedVersions },
+    'export published',
+  );
+} catch (error) {
+  logger.error({ err: error }, 'export failed; the previous export is still served');
+  process.stderr.write(`export failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,96 @@
+/**
+ * The internal HTTP contract between API pods and query-runners (STYLE §8: the API talks to the
+ * runner only through these schemas). Both sides validate with the same zod objects.
+ */
+import { z } from 'zod';
+
+export const RESULT_FORMATS = ['json', 'csv', 'parquet'] as const;
+export const resultFormatSchema = z.enum(RESULT_FORMATS);
+export type ResultFormat = z.infer<typeof resultFormatSchema>;
+
+/** A connected sheet to expose as a table: its Parquet object and the name the SQL uses. */
+export const datasetRefSchema = z.object({
+  name: z.string().regex(/^[a-z][a-z0-9_]{0,62}$/, 'a lower-case SQL identifier'),
+  key: z.string().min(1).max(1024),
+});
+
+export const runQueryRequestSchema = z.object({
+  queryId: z.uuid(),
+  sql: z.string(),
+  format: resultFormatSchema.default('json'),
+  datasets: z.array(datasetRefSchema).max(20).default([]),
+});
+export type RunQueryRequest = z.infer<typeof runQueryRequestSchema>;
+
+export const storedObjectSchema = z.object({
+  key: z.string(),
+  size: z.number().int().nonnegative(),
+  etag: z.string(),
+  contentType: z.string(),
+});
+export type StoredObject = z.infer<typeof storedObjectSchema>;
+
+export const columnSchema = z.object({ name: z.string(), type: z.string() });
+
+/** The result index entry: what any runner or API pod needs to serve a stored result. */
+export const resultMetaSchema = z.object({
+  queryId: z.uuid(),
+  rowCount: z.number().int().nonnegative(),
+  truncated: z.boolean(),
+  sqlExecuted: z.string(),
+  columns: z.array(columnSchema),
+  tables: z.array(z.string()),
+  /** `{source: rows}` for the billed source (DECISIONS §3); empty when nothing is billable. */
+  rowsBySource: z.record(z.string(), z.number().int().nonnegative()),
+  dataVersion: z.string(),
+  createdAt: z.iso.datetime(),
+  /** Unix ms when the 5-minute window (DECISIONS §6) closes. */
+  expiresAt: z.number().int(),
+  objects: z.object({
+    parquet: storedObjectSchema,
+    json: storedObjectSchema.optional(),
+    csv: storedObjectSchema.optional(),
+  }),
+});
+export type ResultMeta = z.infer<typeof resultMetaSchema>;
+
+/** 200 of `POST /v1/queries` and `GET /v1/results/:queryId/:format`. */
+export const queryResponseSchema = z.object({
+  /** True when the result came from the store instead of a new execution. */
+  cached: z.boolean(),
+  format: resultFormatSchema,
+  result: resultMetaSchema,
+  /** Present for format `json`: at most 1,000 row objects. */
+  rows: z.array(z.record(z.string(), z.unknown())).optional(),
+});
+export type QueryResponse = z.infer<typeof queryResponseSchema>;
+
+export const RUNNER_ERROR_CODES = [
+  'QUERY_INVALID',
+  'QUERY_TIMEOUT',
+  'QUERY_RESULT_TOO_LARGE',
+  'QUERY_BUSY',
+  'QUERY_BACKEND_UNAVAILABLE',
+  'RESULT_NOT_FOUND',
+  'INTERNAL',
+] as const;
+export const runnerErrorCodeSchema = z.enum(RUNNER_ERROR_CODES);
+export type RunnerErrorCode = z.infer<typeof runnerErrorCodeSchema>;
+
+/** HTTP status of each code on the internal API; the API maps codes to the public shapes. */
+export const RUNNER_ERROR_STATUS: Readonly<Record<RunnerErrorCode, number>> = {
+  QUERY_INVALID: 400,
+  QUERY_TIMEOUT: 408,
+  QUERY_RESULT_TOO_LARGE: 413,
+  QUERY_BUSY: 503,
+  QUERY_BACKEND_UNAVAILABLE: 503,
+  RESULT_NOT_FOUND: 404,
+  INTERNAL: 500,
+};
+
+export const runnerErrorSchema = z.object({
+  code: runnerErrorCodeSchema,
+  message: z.string(),
+  retryAfterSeconds: z.number().int().positive().optional(),
+});
+export type RunnerErrorBody = z.infer<typeof runnerErrorSchema>;

@@ -1,0 +1,8 @@
+/** `@uda/shared/sql`: the SQL validator, DuckDB's parser, and billing by source. */
+export { MAX_SQL_LENGTH, ONLY_SELECT_MESSAGE, checkSqlText, disallowedOperation } from './text-rules.ts';
+export type { TextCheck } from './text-rules.ts';
+export { createSqlParser } from './parser.ts';
+export type { ParseResult, SqlParser } from './parser.ts';
+export { deniedFunction, validateSql } from './validate.ts';
+export type { Validation } from './validate.ts';
+export { billedSource, rowsBySource, sourcesOfTables } from './billing.ts';

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, it, expect } from '@jest/globals';
+import { createSqlParser } from './parser.ts';
+import type { SqlParser } from './parser.ts';
+import { validateSql } from './validate.ts';
+import { billedSource, rowsBySource } from './billing.ts';
+
+let parser: SqlParser;
+beforeAll(async () => {
+  parser = await createSqlParser();
+});
+afterAll(() => parser.close());
+
+describe('validateSql', () => {
+  it.each([
+    ['select title from gutenberg', ['gutenberg']],
+    ['with a as (select * from census_states) select * from a join gutenberg on true', ['census_states', 'gutenberg']],
+    ['values (1), (2)', []],
+    ['table gutenberg', ['gutenberg']],
+    ['from gutenberg select title', ['gutenberg']],
+    ["pivot census_states on name in ('Ohio') using sum(pop)", ['census_states']],
+    ['show tables', []],
+    ['describe gutenberg', ['gutenberg']],
+    ['summarize gutenberg', ['gutenberg']],
+    ['select 1;', []],
+  ])('accepts %j as one SELECT reading %j', async (sql, tables) => {
+    const result = await validateSql(sql, parser);
+    expect(result.ok).toBe(true);
+    if (result.ok) expect([...result.tables].sort()).toEqual(tables);
+  });
+
+  it.each(['explain select 1', 'set threads = 1', 'pragma version', 'call pragma_version()', 'checkpoint', 'begin transaction', 'use memory', 'vacuum'])(
+    'refuses %j as not a SELECT',
+    async (sql) => {
+      expect(await validateSql(sql, parser)).toMatchObject({ ok: false, message: 'Only SELECT statements are allowed.' });
+    },
+  );
+
+  it('refuses two statements', async () => {
+    expect(await validateSql('select 1; select 2', parser)).toMatchObject({ ok: false, reason: 'statement' });
+  });
+
+  it('refuses a syntax error with the parser message and no internal prefix', async () => {
+    const result = await validateSql('selec 1', parser);
+    expect(result).toEqual({ ok: false, reason: 'syntax', message: 'SQL syntax error: syntax error at or near "selec"' });
+  });
+
+  it.each([
+    ["select * from query('select 1')", 'query'],
+    ["select * from query_table('gutenberg')", 'query_table'],
+    ['select * from duckdb_settings()', 'duckdb_settings'],
+    ["select current_setting('temp_directory')", 'current_setting'],
+    ["select * from read_text('/etc/passwd')", 'read_text'],
+    ["select * from sniff_csv('/etc/passwd')", 'sniff_csv'],
+    ["select * from parquet_metadata('x')", 'parquet_metadata'],
+  ])('refuses %j because it calls %s', async (sql, fn) => {
+    expect(await validateSql(sql, parser)).toEqual({ ok: false, reason: 'function', message: `Function not allowed: ${fn}` });
+  });
+
+  it('applies the textual rules before parsing', async () => {
+    expect(await validateSql("select 'drop'", parser)).toMatchObject({ message: 'Disallowed operation: DROP' });
+  });
+});
+
+describe('billing by source', () => {
+  it('bills a row that reads several sources under the dearest one', () => {
+    expect(billedSource(['gutenberg', 'wiki'])?.id).toBe('wiki');
+    expect(rowsBySource(['gutenberg', 'census_states'], 3)).toEqual({ census: 3 });
+  });
+
+  it('bills nothing for queries without catalog tables or without rows', () => {
+    expect(rowsBySource([], 5)).toEqual({});
+    expect(rowsBySource(['my_sheet'], 5)).toEqual({});
+    expect(rowsBySource(['gutenberg'], 0)).toEqual({});
+  });
+});
