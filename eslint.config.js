@@ -29,7 +29,8 @@ export default tseslint.config(
     rules: { 'no-restricted-properties': 'off' },
   },
   {
-    files: ['*.config.js'],
+    // Tool entry points that jest loads by default export.
+    files: ['*.config.js', 'test/support/global-*.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
 );

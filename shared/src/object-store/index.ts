@@ -32,8 +32,7 @@ export const objectStoreEnv = {
     .describe('Multipart upload part size; smaller files go up in one request'),
 };
 
-const objectStoreConfigSchema = z.object({ DATA_DIR: z.string(), ...objectStoreEnv });
-type ObjectStoreConfig = z.infer<typeof objectStoreConfigSchema>;
+type ObjectStoreConfig = z.infer<z.ZodObject<typeof objectStoreEnv>> & { DATA_DIR: string };
 
 export function createObjectStore(config: ObjectStoreConfig): LocalFolderStore | S3Store {
   if (!config.S3_BUCKET) return new LocalFolderStore(join(config.DATA_DIR, 'objects'));
