@@ -15,8 +15,8 @@ export function versionManifestKey(version: string): string {
   return `${versionPrefix(version)}manifest.json`;
 }
 
-/** Versions sort as text in build order: `20261122T163000Z-1a2b3c`. */
-export const VERSION_PATTERN = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
+/** Versions sort as text in build order, to the millisecond: `20261122T163000123Z-1a2b3c`. */
+export const VERSION_PATTERN = /^\d{8}T\d{9}Z-[0-9a-f]{6}$/;
 
 export const exportFileSchema = z.object({
   /** Stable name clients ask for: `service.db`, `service.csv.zip`, `tables/food.parquet`, … */
@@ -43,6 +43,6 @@ export type ExportFile = z.infer<typeof exportFileSchema>;
 export type Manifest = z.infer<typeof manifestSchema>;
 
 export function newVersion(now: Date, randomHex: string): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  const stamp = now.toISOString().replace(/[-:.]/g, '');
   return `${stamp}-${randomHex.slice(0, 6)}`;
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import type { Row, TableSpec } from '../ingest/table-spec.ts';
+import { InputError, type Row, type TableSpec } from '../ingest/table-spec.ts';
 
 export interface DuckDbLimits {
   readonly memoryLimit: string;
@@ -86,7 +86,8 @@ export async function loadTable(connection: DuckDBConnection, table: TableSpec, 
       await connection.run(`CREATE INDEX ${indexName} ON ${quoteIdent(table.name)} (${columns.map(quoteIdent).join(', ')})`);
     }
   } catch (error) {
-    throw new TableLoadError(table.name, error);
+    // An input error already names its file and line; engine errors get the table's name.
+    throw error instanceof InputError ? error : new TableLoadError(table.name, error);
   } finally {
     await rm(stage, { force: true });
   }

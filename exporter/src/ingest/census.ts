@@ -44,7 +44,7 @@ async function censusTable(inputDir: string, spec: CensusFile): Promise<TableSpe
     primaryKey: spec.key,
     indexes: spec.table === 'census_counties' ? [['stname'], ['ctyname']] : [['name']],
     async *rows() {
-      for await (const { line, values } of readCsv(path, spec.encoding)) {
+      for await (const { line, values } of readCsv(inputDir, spec.file, spec.encoding)) {
         const row: Row = {};
         for (const name of header) {
           const text = values[name] ?? '';

@@ -4,7 +4,7 @@
  * is an error, not a silent U+FFFD.
  */
 import { createReadStream } from 'node:fs';
-import { basename } from 'node:path';
+import { join } from 'node:path';
 import { parse } from 'csv-parse';
 import iconv from 'iconv-lite';
 import { InputError } from './table-spec.ts';
@@ -16,8 +16,9 @@ export interface CsvRecord {
   readonly values: Record<string, string>;
 }
 
-export async function* readCsv(path: string, encoding: Encoding = 'utf8'): AsyncGenerator<CsvRecord> {
-  const file = basename(path);
+/** `file` is the path under `inputDir` that error messages name, e.g. `food/food.csv`. */
+export async function* readCsv(inputDir: string, file: string, encoding: Encoding = 'utf8'): AsyncGenerator<CsvRecord> {
+  const path = join(inputDir, file);
   const source = createReadStream(path);
   const decoded = source.pipe(iconv.decodeStream(encoding === 'utf8' ? 'utf8' : 'latin1'));
   const parser = decoded.pipe(

@@ -2,7 +2,6 @@
  * USDA FoodData Central CSV files (SR Legacy layout): every field quoted, LF line endings.
  * `food` carries its category description and NDB number, joined in from the small lookup files.
  */
-import { join } from 'node:path';
 import { readCsv, requireColumns, toInteger, toNumber } from './csv.ts';
 import { InputError, type TableSpec } from './table-spec.ts';
 
@@ -12,9 +11,9 @@ const SR_LEGACY = 'food/sr_legacy_food.csv';
 const NUTRIENT = 'food/nutrient.csv';
 const FOOD_NUTRIENT = 'food/food_nutrient.csv';
 
-async function readMap(path: string, file: string, key: string, value: string): Promise<Map<string, string>> {
+async function readMap(inputDir: string, file: string, key: string, value: string): Promise<Map<string, string>> {
   const map = new Map<string, string>();
-  for await (const { line, values } of readCsv(path)) {
+  for await (const { line, values } of readCsv(inputDir, file)) {
     requireColumns(file, line, values, [key, value]);
     map.set(values[key]!, values[value]!);
   }
@@ -22,7 +21,6 @@ async function readMap(path: string, file: string, key: string, value: string): 
 }
 
 export function foodTables(inputDir: string): TableSpec[] {
-  const at = (file: string) => join(inputDir, file);
   return [
     {
       name: 'food',
@@ -37,9 +35,9 @@ export function foodTables(inputDir: string): TableSpec[] {
       },
       primaryKey: ['fdc_id'],
       async *rows() {
-        const categories = await readMap(at(CATEGORY), CATEGORY, 'id', 'description');
-        const ndb = await readMap(at(SR_LEGACY), SR_LEGACY, 'fdc_id', 'NDB_number');
-        for await (const { line, values } of readCsv(at(FOOD))) {
+        const categories = await readMap(inputDir, CATEGORY, 'id', 'description');
+        const ndb = await readMap(inputDir, SR_LEGACY, 'fdc_id', 'NDB_number');
+        for await (const { line, values } of readCsv(inputDir, FOOD)) {
           requireColumns(FOOD, line, values, ['fdc_id', 'data_type', 'description', 'food_category_id', 'publication_date']);
           const categoryId = values['food_category_id']!;
           if (categoryId !== '' && !categories.has(categoryId)) {
@@ -75,7 +73,7 @@ export function foodTables(inputDir: string): TableSpec[] {
       primaryKey: ['id'],
       indexes: [['fdc_id']],
       async *rows() {
-        for await (const { line, values } of readCsv(at(FOOD_NUTRIENT))) {
+        for await (const { line, values } of readCsv(inputDir, FOOD_NUTRIENT)) {
           requireColumns(FOOD_NUTRIENT, line, values, ['id', 'fdc_id', 'nutrient_id', 'amount']);
           const int = (c: string) => toInteger(FOOD_NUTRIENT, line, c, values[c] ?? '');
           const num = (c: string) => toNumber(FOOD_NUTRIENT, line, c, values[c] ?? '');
@@ -100,7 +98,7 @@ export function foodTables(inputDir: string): TableSpec[] {
       columns: { id: 'INTEGER', name: 'VARCHAR', unit_name: 'VARCHAR', nutrient_nbr: 'VARCHAR', rank: 'INTEGER' },
       primaryKey: ['id'],
       async *rows() {
-        for await (const { line, values } of readCsv(at(NUTRIENT))) {
+        for await (const { line, values } of readCsv(inputDir, NUTRIENT)) {
           requireColumns(NUTRIENT, line, values, ['id', 'name', 'unit_name', 'nutrient_nbr', 'rank']);
           yield {
             id: toInteger(NUTRIENT, line, 'id', values['id']!),

@@ -3,7 +3,6 @@
  * `; `-separated lists, and authors with their life dates and a bracketed role
  * (`Wells, H. G. (Herbert George), 1866-1946 [Illustrator]`).
  */
-import { join } from 'node:path';
 import { readCsv, requireColumns, toInteger } from './csv.ts';
 import { InputError, type TableSpec } from './table-spec.ts';
 
@@ -49,7 +48,7 @@ export function gutenbergTables(inputDir: string): TableSpec[] {
       },
       primaryKey: ['text_id'],
       async *rows() {
-        for await (const { line, values } of readCsv(join(inputDir, FILE))) {
+        for await (const { line, values } of readCsv(inputDir, FILE)) {
           requireColumns(FILE, line, values, HEADER);
           const issued = values['Issued']!;
           if (!/^\d{4}-\d{2}-\d{2}$/.test(issued)) throw new InputError(FILE, line, `Issued is not a date: ${issued}`);

@@ -89,10 +89,9 @@ describe('census estimates', () => {
   });
 
   it('refuses a Latin-1 byte in a file declared UTF-8, naming the line', async () => {
-    const path = join(scratch, 'latin1.csv');
-    await writeFile(path, Buffer.concat([Buffer.from('a,b\n1,ok\n2,Do'), Buffer.from([0xf1]), Buffer.from('a\n')]));
+    await writeFile(join(scratch, 'latin1.csv'), Buffer.concat([Buffer.from('a,b\n1,ok\n2,Do'), Buffer.from([0xf1]), Buffer.from('a\n')]));
     const read = async () => {
-      for await (const _ of readCsv(path, 'utf8')) void _;
+      for await (const _ of readCsv(scratch, 'latin1.csv', 'utf8')) void _;
     };
     await expect(read()).rejects.toThrow('latin1.csv:3: text is not valid utf8');
   });
@@ -175,7 +174,7 @@ describe('FoodData Central CSV', () => {
     const lines = good.split('\n');
     lines[3] = '"1004","Total lipid (fat),"G","204","800"';
     await writeFile(join(dir, 'food/nutrient.csv'), lines.join('\n'));
-    await expect(collect(foodTables(dir)[2])).rejects.toThrow(/^nutrient\.csv:\d+: malformed CSV/);
+    await expect(collect(foodTables(dir)[2])).rejects.toThrow(/^food\/nutrient\.csv:\d+: malformed CSV/);
   });
 });
 
