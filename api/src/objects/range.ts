@@ -1,0 +1,44 @@
+/**
+ * HTTP byte ranges for immutable objects (RFC 9110 §14), as static file servers answer them and
+ * as DuckDB's httpfs and other Parquet readers use them: one range per request, `bytes=a-b`,
+ * `bytes=a-` and `bytes=-n`. A header we cannot use is ignored (200 with the whole object), except
+ * a range that starts past the end, which is 416.
+ */
+export type RangeDecision =
+  | { readonly kind: 'full' }
+  | { readonly kind: 'partial'; readonly start: number; readonly end: number }
+  | { readonly kind: 'unsatisfiable' };
+
+const FULL: RangeDecision = { kind: 'full' };
+
+export function decideRange(header: string | undefined, size: number): RangeDecision {
+  if (!header) return FULL;
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  // Other units, several ranges, or nonsense: serving the whole object is always a valid answer.
+  if (!match) return FULL;
+  const [, first, last] = match as unknown as [string, string, string];
+  if (first === '' && last === '') return FULL;
+  if (first === '') {
+    const length = Number(last);
+    if (length === 0 || size === 0) return { kind: 'unsatisfiable' };
+    return { kind: 'partial', start: Math.max(0, size - length), end: size - 1 };
+  }
+  const start = Number(first);
+  const end = last === '' ? size - 1 : Math.min(Number(last), size - 1);
+  if (last !== '' && Number(last) < start) return FULL;
+  if (start >= size) return { kind: 'unsatisfiable' };
+  return { kind: 'partial', start, end };
+}
+
+/** `If-Range` with a validator other than our strong ETag means "send it all". */
+export function ifRangeAllowsPartial(ifRange: string | undefined, etag: string): boolean {
+  return ifRange === undefined || ifRange === etag;
+}
+
+/** `If-None-Match: "a", "b"` or `*`. Weak comparison, as RFC 9110 §13.1.2 asks for this header. */
+export function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  const bare = (tag: string) => tag.trim().replace(/^W\//, '');
+  return header.split(',').some((tag) => bare(tag) === bare(etag));
+}

@@ -1,0 +1,87 @@
+/**
+ * Serves one immutable object from the object store the way a static file server does (DECISIONS
+ * §6, §7): strong ETag, Last-Modified, Accept-Ranges, Content-Length, 206 / 416 for ranges, 304 for
+ * a matching If-None-Match, HEAD without a body, never a Content-Encoding. Bytes stream straight
+ * from the store with the range forwarded, so a large file never sits in memory.
+ *
+ * The outcome tells the caller whether the body was delivered whole, which is what billing needs:
+ * a download that breaks part-way is not charged.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import type { ObjectInfo, ObjectStore } from '@uda/shared/object-store';
+import { decideRange, etagMatches, ifRangeAllowsPartial } from './range.ts';
+
+export interface SendObjectOptions {
+  readonly store: ObjectStore;
+  readonly key: string;
+  readonly contentType: string;
+  /** Sets `Content-Disposition: attachment; filename="…"`. */
+  readonly downloadName?: string;
+  /** Extra headers for every answer (metering, rate limits). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export type SendOutcome =
+  | { readonly status: 404 }
+  | { readonly status: 200 | 206 | 304 | 416; readonly info: ObjectInfo; readonly bodyBytes: number; readonly complete: boolean };
+
+export async function sendObject(req: IncomingMessage, res: ServerResponse, options: SendObjectOptions): Promise<SendOutcome> {
+  const info = await options.store.head(options.key);
+  if (!info) return { status: 404 };
+  setObjectHeaders(res, info, options);
+
+  if (etagMatches(header(req, 'if-none-match'), info.etag)) return finish(res, info, 304);
+  const decision = ifRangeAllowsPartial(header(req, 'if-range'), info.etag)
+    ? decideRange(header(req, 'range'), info.size)
+    : ({ kind: 'full' } as const);
+  if (decision.kind === 'unsatisfiable') {
+    res.setHeader('Content-Range', `bytes */${info.size}`);
+    return finish(res, info, 416);
+  }
+
+  const range = decision.kind === 'partial' ? { start: decision.start, end: decision.end } : undefined;
+  const length = range ? range.end - range.start + 1 : info.size;
+  const status = range ? 206 : 200;
+  if (range) res.setHeader('Content-Range', `bytes ${range.start}-${range.end}/${info.size}`);
+  res.setHeader('Content-Length', String(length));
+  res.statusCode = status;
+  if (req.method === 'HEAD') {
+    res.end();
+    return { status, info, bodyBytes: 0, complete: true };
+  }
+
+  const object = await options.store.get(options.key, range);
+  if (!object) return { status: 404 };
+  let sent = 0;
+  object.body.on('data', (chunk: Buffer) => (sent += chunk.length));
+  try {
+    await pipeline(object.body, res);
+  } catch {
+    // The client went away or the store failed mid-stream: the response is cut, and says so.
+    return { status, info, bodyBytes: sent, complete: false };
+  }
+  return { status, info, bodyBytes: sent, complete: sent === length };
+}
+
+function setObjectHeaders(res: ServerResponse, info: ObjectInfo, options: SendObjectOptions): void {
+  for (const [name, value] of Object.entries(options.headers ?? {})) res.setHeader(name, value);
+  res.setHeader('ETag', info.etag);
+  res.setHeader('Last-Modified', info.lastModified.toUTCString());
+  res.setHeader('Accept-Ranges', 'bytes');
+  res.setHeader('Content-Type', options.contentType);
+  // Bodies are billed and keyed: shared caches must not keep them, but the client may revalidate.
+  res.setHeader('Cache-Control', 'private, no-cache');
+  if (options.downloadName) res.setHeader('Content-Disposition', `attachment; filename="${options.downloadName}"`);
+}
+
+function finish(res: ServerResponse, info: ObjectInfo, status: 304 | 416): SendOutcome {
+  res.statusCode = status;
+  res.end();
+  return { status, info, bodyBytes: 0, complete: true };
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
