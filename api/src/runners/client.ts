@@ -1,0 +1,103 @@
+/**
+ * The API's client of the query-runner's internal HTTP API (schemas in `@uda/shared/runner-contract`).
+ *
+ * Routing: the query id's rendezvous owner first. We move on to the next runner only when the
+ * connection was refused, that is before the request was sent, so a query never runs twice.
+ * Anything else (a reset, a timeout, a runner dying mid-query) is QUERY_BACKEND_UNAVAILABLE.
+ */
+import {
+  queryResponseSchema,
+  runnerErrorSchema,
+  type QueryResponse,
+  type ResultFormat,
+  type RunQueryRequest,
+  type RunnerErrorCode,
+} from '@uda/shared/runner-contract';
+import type { RunnerPool } from './pool.ts';
+import { rankRunners } from './rendezvous.ts';
+
+export class RunnerCallError extends Error {
+  override readonly name = 'RunnerCallError';
+  readonly code: RunnerErrorCode;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(code: RunnerErrorCode, message: string, retryAfterSeconds?: number) {
+    super(message);
+    this.code = code;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+export interface RunnerClientOptions {
+  readonly pool: RunnerPool;
+  /** Longer than the runner's own query time limit, so that the runner reports the timeout. */
+  readonly requestTimeoutMs: number;
+  /** Retry-After sent with QUERY_BACKEND_UNAVAILABLE. */
+  readonly unavailableRetryAfterSeconds?: number;
+}
+
+export class RunnerClient {
+  private readonly options: RunnerClientOptions;
+
+  constructor(options: RunnerClientOptions) {
+    this.options = options;
+  }
+
+  runQuery(request: RunQueryRequest): Promise<QueryResponse> {
+    return this.call(request.queryId, '/v1/queries', { method: 'POST', body: JSON.stringify(request) });
+  }
+
+  /** A stored result in a format, produced lazily by the runner on first ask. */
+  storedResult(queryId: string, format: ResultFormat): Promise<QueryResponse> {
+    return this.call(queryId, `/v1/results/${encodeURIComponent(queryId)}/${format}`, { method: 'GET' });
+  }
+
+  private async call(queryId: string, path: string, init: { method: string; body?: string }): Promise<QueryResponse> {
+    const runners = rankRunners(queryId, this.options.pool.ready());
+    for (const runner of runners) {
+      let response: Response;
+      try {
+        response = await fetch(`${runner}${path}`, {
+          ...init,
+          headers: { 'Content-Type': 'application/json' },
+          signal: AbortSignal.timeout(this.options.requestTimeoutMs),
+        });
+      } catch (error) {
+        if (connectionRefused(error)) continue;
+        throw this.unavailable();
+      }
+      return this.parse(response);
+    }
+    throw this.unavailable();
+  }
+
+  private async parse(response: Response): Promise<QueryResponse> {
+    let body: unknown;
+    try {
+      body = await response.json();
+    } catch {
+      throw this.unavailable();
+    }
+    if (response.ok) {
+      const parsed = queryResponseSchema.safeParse(body);
+      if (parsed.success) return parsed.data;
+      throw new RunnerCallError('INTERNAL', 'the query-runner sent a malformed result');
+    }
+    const error = runnerErrorSchema.safeParse(body);
+    if (!error.success) throw this.unavailable();
+    throw new RunnerCallError(error.data.code, error.data.message, error.data.retryAfterSeconds);
+  }
+
+  private unavailable(): RunnerCallError {
+    return new RunnerCallError(
+      'QUERY_BACKEND_UNAVAILABLE',
+      'The query service is temporarily unavailable. Nothing was charged; please retry.',
+      this.options.unavailableRetryAfterSeconds ?? 5,
+    );
+  }
+}
+
+function connectionRefused(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: string } }).cause;
+  return cause?.code === 'ECONNREFUSED';
+}
