@@ -3,7 +3,8 @@
  * broken watch) on the EndpointSlices of the runner Service. Only endpoints whose `ready`
  * condition is true count, so a draining or starting runner gets no new queries.
  */
-import { DiscoveryV1Api, KubeConfig, makeInformer, type Informer, type ObjectCache, type V1EndpointSlice } from '@kubernetes/client-node';
+import type { KubeConfig} from '@kubernetes/client-node';
+import { DiscoveryV1Api, makeInformer, type Informer, type ObjectCache, type V1EndpointSlice } from '@kubernetes/client-node';
 import type { Logger } from '@uda/shared/logger';
 import type { RunnerPool } from './pool.ts';
 
