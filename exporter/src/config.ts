@@ -13,6 +13,10 @@ export const exporterConfigSchema = z.object({
     .describe('Folder with the raw dumps in their official formats (defaults to the bundled sample data)'),
   EXPORT_KEEP_VERSIONS: z.coerce.number().int().min(1).max(50).default(3).describe('Export versions kept in the object store'),
   EXPORT_DUCKDB_MEMORY_LIMIT: z.string().default('1GB').describe("DuckDB memory limit while building, e.g. '1GB'"),
+  EXPORT_PUSHGATEWAY_URL: z
+    .url()
+    .optional()
+    .describe('Prometheus Pushgateway that receives the outcome of each run; unset pushes nothing'),
   EXPORT_DUCKDB_THREADS: z.coerce.number().int().min(1).max(64).default(2).describe('DuckDB threads while building'),
 });
 

@@ -9,6 +9,7 @@ import { createLogger } from '@uda/shared/logger';
 import { createObjectStore } from '@uda/shared/object-store';
 import { loadExporterConfig } from './config.ts';
 import { runExport } from './job.ts';
+import { pushOutcome, type RunOutcome } from './metrics.ts';
 
 const config = loadConfigOrExit(() => loadExporterConfig(process.env));
 const logger = createLogger({ name: 'exporter', level: config.LOG_LEVEL });
@@ -17,6 +18,7 @@ const workDir = join(config.DATA_DIR, 'exporter');
 await mkdir(workDir, { recursive: true });
 
 const started = performance.now();
+let outcome: RunOutcome;
 try {
   const result = await runExport({
     inputDir: config.EXPORT_INPUT_DIR,
@@ -27,6 +29,8 @@ try {
     logger,
   });
   const seconds = (performance.now() - started) / 1000;
+  const rows = Object.fromEntries(Object.entries(result.manifest.tables).map(([table, t]) => [table, t.rows]));
+  outcome = { ok: true, finishedAt: new Date(), durationSeconds: seconds, rows };
   logger.info(
     { version: result.manifest.version, rows: result.rows, seconds: Number(seconds.toFixed(2)), store: store.description, removed: result.removedVersions },
     'export published',
@@ -35,4 +39,12 @@ try {
   logger.error({ err: error }, 'export failed; the previous export is still served');
   process.stderr.write(`export failed: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exitCode = 1;
+  outcome = { ok: false, finishedAt: new Date(), durationSeconds: (performance.now() - started) / 1000 };
+}
+
+if (config.EXPORT_PUSHGATEWAY_URL) {
+  await pushOutcome(config.EXPORT_PUSHGATEWAY_URL, outcome).catch((error: unknown) => {
+    // The export itself is done (or failed) either way; a missing metric is what the alert catches.
+    logger.warn({ err: error }, 'could not push metrics to the Pushgateway');
+  });
 }
