@@ -11,6 +11,11 @@ export const exporterConfigSchema = z.object({
     .string()
     .default(join(import.meta.dirname, '..', 'data'))
     .describe('Folder with the raw dumps in their official formats (defaults to the bundled sample data)'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional()
+    .describe("The API's PostgreSQL, whose live_copies feed the live sources' tables; unset uses snapshot files only"),
   EXPORT_KEEP_VERSIONS: z.coerce.number().int().min(1).max(50).default(3).describe('Export versions kept in the object store'),
   EXPORT_DUCKDB_MEMORY_LIMIT: z.string().default('1GB').describe("DuckDB memory limit while building, e.g. '1GB'"),
   EXPORT_PUSHGATEWAY_URL: z

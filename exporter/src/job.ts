@@ -14,6 +14,7 @@ import { loadTable, openBuildDatabase, type DuckDbLimits } from './build/databas
 import { describeDatabase, writeTableFiles, writeZip, type BuiltFile } from './build/files.ts';
 import { allTableSpecs } from './sources.ts';
 import { publish, pruneVersions } from './publish.ts';
+import type { LiveCopyReader } from './ingest/live-copies.ts';
 import type { TableSpec } from './ingest/table-spec.ts';
 
 export interface ExportJobOptions {
@@ -26,6 +27,8 @@ export interface ExportJobOptions {
   /** Defaults to every catalog table from `inputDir`; the benchmark passes its own. */
   readonly tables?: readonly TableSpec[];
   readonly onUploaded?: (file: ExportFile) => void;
+  /** The live answers kept by the API, merged into the live sources' tables. */
+  readonly liveCopies?: LiveCopyReader;
 }
 
 export interface ExportResult {
@@ -41,7 +44,7 @@ export async function runExport(options: ExportJobOptions): Promise<ExportResult
   await mkdir(buildDir, { recursive: true });
   const log = options.logger.child({ version });
   try {
-    const tables = options.tables ?? (await allTableSpecs(options.inputDir));
+    const tables = options.tables ?? (await allTableSpecs(options.inputDir, options.liveCopies));
     const { files, counts } = await buildFiles(tables, buildDir, options.duckdb, log);
     const manifest = await publish(options.store, { version, builtAt, tables: counts, files }, options.onUploaded);
     log.info({ files: manifest.files.length }, 'manifest switched');

@@ -8,6 +8,7 @@ import { loadConfigOrExit } from '@uda/shared/config';
 import { createLogger } from '@uda/shared/logger';
 import { createObjectStore } from '@uda/shared/object-store';
 import { loadExporterConfig } from './config.ts';
+import { PostgresLiveCopies } from './ingest/live-copies.ts';
 import { runExport } from './job.ts';
 import { pushOutcome, type RunOutcome } from './metrics.ts';
 
@@ -17,6 +18,7 @@ const store = createObjectStore(config);
 const workDir = join(config.DATA_DIR, 'exporter');
 await mkdir(workDir, { recursive: true });
 
+const liveCopies = config.DATABASE_URL ? new PostgresLiveCopies(config.DATABASE_URL) : undefined;
 const started = performance.now();
 let outcome: RunOutcome;
 try {
@@ -27,6 +29,7 @@ try {
     keepVersions: config.EXPORT_KEEP_VERSIONS,
     duckdb: { memoryLimit: config.EXPORT_DUCKDB_MEMORY_LIMIT, threads: config.EXPORT_DUCKDB_THREADS },
     logger,
+    liveCopies,
   });
   const seconds = (performance.now() - started) / 1000;
   const rows = Object.fromEntries(Object.entries(result.manifest.tables).map(([table, t]) => [table, t.rows]));
@@ -41,6 +44,8 @@ try {
   process.exitCode = 1;
   outcome = { ok: false, finishedAt: new Date(), durationSeconds: (performance.now() - started) / 1000 };
 }
+
+await liveCopies?.close();
 
 if (config.EXPORT_PUSHGATEWAY_URL) {
   await pushOutcome(config.EXPORT_PUSHGATEWAY_URL, outcome).catch((error: unknown) => {

@@ -6,13 +6,14 @@ import { censusTables } from './ingest/census.ts';
 import { foodTables } from './ingest/food.ts';
 import { gutenbergTables } from './ingest/gutenberg.ts';
 import { liveTables } from './ingest/live.ts';
+import type { LiveCopyReader } from './ingest/live-copies.ts';
 import { pwcTables } from './ingest/pwc.ts';
 import { secTables } from './ingest/sec.ts';
 import type { TableSpec } from './ingest/table-spec.ts';
 
-export async function allTableSpecs(inputDir: string): Promise<TableSpec[]> {
+export async function allTableSpecs(inputDir: string, copies?: LiveCopyReader): Promise<TableSpec[]> {
   return [
-    ...liveTables(inputDir),
+    ...liveTables(inputDir, copies),
     ...gutenbergTables(inputDir),
     ...(await censusTables(inputDir)),
     ...foodTables(inputDir),

@@ -33,7 +33,7 @@ interface CopyRow {
   fetched_at: Date | string;
 }
 
-/** Table `live_copies` (migrations/live_copies.ts): one row per source and query, newest answer wins. */
+/** Table `live_copies` (`@uda/shared/db/live-copies`): one row per source and query, newest answer wins. */
 export class KnexStaleCopyStore implements StaleCopyStore {
   readonly #db: Knex;
 

@@ -8,7 +8,7 @@ import knexModule from 'knex';
 import type { Knex } from 'knex';
 import { KnexStaleCopyStore } from './copies.ts';
 import { liveLookup, wikiArticleLookup } from './lookup.ts';
-import { down, up } from './migrations/live_copies.ts';
+import { down, up } from '@uda/shared/db/live-copies';
 import { startFakeWikipedia } from '../../test/fakes/wikipedia.ts';
 import { expectUpstreamError, liveDeps } from '../../test/fakes/live-deps.ts';
 import type { FakeUpstream } from '../../test/fakes/upstream.ts';

@@ -2,7 +2,8 @@
  * Tables of the live sources, built from snapshot files of real upstream answers under `live/`
  * (the same documents the API keeps for the stale fallback). A file's name says what it holds:
  * `wiki-search*.json`, `wiki-summary*.json`, `arxiv*.xml`, `stackexchange*.json`, `pypi*.json`,
- * `openalex*.json`. Later snapshots of the same key replace earlier ones.
+ * `openalex*.json`. Then the answers kept in PostgreSQL for the stale fallback, when configured.
+ * Later rows of the same key replace earlier ones.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import {
   wikiSummaryRecord,
   UpstreamFormatError,
 } from '@uda/shared/live-records';
+import type { LiveCopyReader } from './live-copies.ts';
 import { InputError, type Row, type TableSpec } from './table-spec.ts';
 
 type Parse = (text: string) => Row[];
@@ -95,7 +97,7 @@ const LIVE_TABLES: readonly LiveTable[] = [
   },
 ];
 
-export function liveTables(inputDir: string): TableSpec[] {
+export function liveTables(inputDir: string, copies?: LiveCopyReader): TableSpec[] {
   const dir = join(inputDir, 'live');
   return LIVE_TABLES.map((table) => ({
     ...table.spec,
@@ -109,6 +111,7 @@ export function liveTables(inputDir: string): TableSpec[] {
           }
         }
       }
+      for await (const row of copies?.results(table.spec.name) ?? []) byKey.set(table.key(row), row);
       yield* byKey.values();
     },
   }));
