@@ -187,6 +187,8 @@ describe('live snapshots', () => {
     expect((await collect(arxiv))[0]).toMatchObject({ arxiv_id: '1501.05039', version: 'v1', title: 'Defining Data Science' });
     expect(await collect(stackexchange)).toHaveLength(10);
     expect(await collect(pypi)).toEqual([expect.objectContaining({ name: 'six', version: '1.16.0', license: 'MIT' })]);
-    expect(await collect(openalex)).toEqual([]);
+    expect(await collect(openalex)).toEqual([
+      expect.objectContaining({ id: 'https://openalex.org/W2741809807', publication_year: 2018, abstract: expect.stringMatching(/^Despite growing interest in Open Access/) }),
+    ]);
   });
 });
