@@ -48,20 +48,23 @@ export async function createSqlParser(): Promise<SqlParser> {
 }
 
 async function parseOn(connection: DuckDBConnection, sql: string): Promise<ParseResult> {
-  let statementCount: number;
-  try {
-    statementCount = (await connection.extractStatements(sql)).count;
-  } catch (error) {
-    return { kind: 'syntax-error', message: parserMessage(error) };
-  }
   const reader = await connection.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql]);
   const serialized = JSON.parse(String(reader.getRows()[0]?.[0] ?? '{}')) as SerializedSql;
   // json_serialize_sql refuses every statement kind but SELECT ("not implemented"); SHOW,
   // DESCRIBE, SUMMARIZE, VALUES, TABLE x, FROM-first and PIVOT … IN (…) arrive as SELECT nodes.
-  const isSelect = !serialized.error && (serialized.statements?.length ?? 0) > 0;
-  const functions = isSelect ? [...collectFunctionNames(serialized.statements, new Set<string>())] : [];
-  const tables = isSelect ? [...connection.getTableNames(sql, false)] : [];
-  return { kind: 'parsed', statementCount, isSelect, tables, functions };
+  if (!serialized.error) {
+    const statements = serialized.statements ?? [];
+    const functions = [...collectFunctionNames(statements, new Set<string>())];
+    const tables = statements.length === 1 ? [...connection.getTableNames(sql, false)] : [];
+    return { kind: 'parsed', statementCount: statements.length, isSelect: statements.length > 0, tables, functions };
+  }
+  // Not a plain SELECT list: the statement extractor tells a syntax error from a count of other statements.
+  try {
+    const statementCount = (await connection.extractStatements(sql)).count;
+    return { kind: 'parsed', statementCount, isSelect: false, tables: [], functions: [] };
+  } catch (error) {
+    return { kind: 'syntax-error', message: parserMessage(error) };
+  }
 }
 
 /** Every `function_name` in the serialized tree: scalar, aggregate and table functions alike. */

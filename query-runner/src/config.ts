@@ -1,0 +1,45 @@
+/**
+ * The runner's settings, read once from the environment (STYLE §4). Keys are the variable names;
+ * each `.describe()` feeds the README's configuration table.
+ */
+import { z } from 'zod';
+import { commonEnv, envPort, loadConfigOrExit, parseConfig } from '@uda/shared/config';
+import { objectStoreEnv } from '@uda/shared/object-store';
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** An empty variable means unset (the embedded start script passes `RUNNER_METRICS_PORT=`). */
+const optional = <T extends z.ZodType>(type: T) => z.preprocess((v) => (v === '' ? undefined : v), type.optional());
+
+export const runnerConfigSchema = z.object({
+  ...commonEnv,
+  ...objectStoreEnv,
+  RUNNER_HOST: z.string().default('127.0.0.1').describe('Interface the internal HTTP API listens on'),
+  RUNNER_PORT: envPort.default(8081).describe('Port of the internal HTTP API (0 picks a free port)'),
+  RUNNER_METRICS_PORT: optional(envPort).describe('Separate port for /metrics; unset serves /metrics on RUNNER_PORT'),
+  REDIS_URL: optional(z.url()).describe('Redis for per-query locks and the result index; unset uses in-process stores (one runner only)'),
+  REDIS_KEY_PREFIX: z.string().default('uda:runner:').describe('Prefix of every Redis key the runner writes'),
+  QUERY_TIMEOUT_MS: int(100, 300_000).default(30_000).describe('Execution time limit per query (SPEC: 30 s)'),
+  QUERY_MAX_ROWS: int(1, 100_000).default(1_000).describe('Rows returned per query; more are cut (SPEC: 1,000)'),
+  QUERY_MAX_RESULT_BYTES: int(1024, 1024 ** 3)
+    .default(64 * 1024 * 1024)
+    .describe('Result size limit in any format (SPEC: 64 MB)'),
+  QUERY_LOCK_TTL_MS: int(100, 600_000)
+    .default(45_000)
+    .describe('Per-query lock lifetime; longer than QUERY_TIMEOUT_MS so a dead runner frees it'),
+  RESULT_TTL_SECONDS: int(1, 86_400).default(300).describe('Uncharged re-read window of a stored result (DECISIONS §6)'),
+  MAX_CONCURRENT_QUERIES: int(1, 256).default(8).describe('Queries executed at once; more wait in a queue'),
+  MAX_QUEUED_QUERIES: int(0, 10_000).default(64).describe('Queries waiting for a slot before QUERY_BUSY'),
+  DUCKDB_MEMORY_LIMIT: z.string().default('1GB').describe('DuckDB memory_limit of the sandbox'),
+  DUCKDB_THREADS: int(1, 256).default(2).describe('DuckDB threads of the sandbox'),
+  DUCKDB_MAX_TEMP_SIZE: z.string().default('2GB').describe('DuckDB max_temp_directory_size of the sandbox'),
+  MANIFEST_POLL_MS: int(50, 3_600_000).default(15_000).describe('How often the export manifest is checked for a new database'),
+  SHUTDOWN_GRACE_MS: int(0, 600_000)
+    .default(25_000)
+    .describe('On SIGTERM, how long running queries may finish before they are interrupted'),
+});
+
+export type RunnerConfig = z.infer<typeof runnerConfigSchema>;
+
+export function loadRunnerConfig(env: Record<string, string | undefined> = process.env): RunnerConfig {
+  return loadConfigOrExit(() => parseConfig(runnerConfigSchema, env));
+}

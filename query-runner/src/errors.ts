@@ -1,0 +1,70 @@
+/**
+ * The runner's one error class (STYLE §3). Handlers throw it; the Express error handler turns it
+ * into `{code, message, retryAfterSeconds?}`. Anything else becomes INTERNAL with a fixed message.
+ */
+import { RUNNER_ERROR_STATUS } from '@uda/shared/runner-contract';
+import type { RunnerErrorBody, RunnerErrorCode } from '@uda/shared/runner-contract';
+
+export class RunnerError extends Error {
+  override readonly name = 'RunnerError';
+  readonly code: RunnerErrorCode;
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(code: RunnerErrorCode, message: string, retryAfterSeconds?: number) {
+    super(message);
+    this.code = code;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+
+  get status(): number {
+    return RUNNER_ERROR_STATUS[this.code];
+  }
+
+  toBody(): RunnerErrorBody {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: this.retryAfterSeconds }),
+    };
+  }
+}
+
+export const timeoutError = (limitMs: number) =>
+  new RunnerError('QUERY_TIMEOUT', `The query ran longer than the ${Math.round(limitMs / 1000)} s limit and was stopped.`);
+
+export const tooLargeError = (limitBytes: number) =>
+  new RunnerError(
+    'QUERY_RESULT_TOO_LARGE',
+    `The result is larger than ${Math.round(limitBytes / (1024 * 1024))} MB. Select fewer or shorter columns.`,
+  );
+
+export const busyError = (retryAfterSeconds: number) =>
+  new RunnerError('QUERY_BUSY', 'The same query is still running; retry shortly.', Math.max(1, retryAfterSeconds));
+
+export const unavailableError = (message: string, retryAfterSeconds = 5) =>
+  new RunnerError('QUERY_BACKEND_UNAVAILABLE', message, retryAfterSeconds);
+
+/** Sandbox refusals and engine errors use the engine's own words only after paths are removed. */
+const SANDBOX_MARKERS = ['Permission Error', 'disabled by configuration', 'configuration has been locked', 'read-only mode'];
+
+export function isSandboxRefusal(engineMessage: string): boolean {
+  return SANDBOX_MARKERS.some((marker) => engineMessage.includes(marker));
+}
+
+/** An engine error in the user's query, as QUERY_INVALID with a message that holds no paths. */
+export const SANDBOX_REFUSAL_MESSAGE =
+  'The query tried an operation the SQL service does not allow (files, settings, extensions or writes).';
+
+export function engineError(error: unknown): RunnerError {
+  const text = error instanceof Error ? error.message : String(error);
+  if (isSandboxRefusal(text)) return new RunnerError('QUERY_INVALID', SANDBOX_REFUSAL_MESSAGE);
+  return new RunnerError('QUERY_INVALID', `Query failed: ${sanitizeEngineMessage(text)}`);
+}
+
+export function sanitizeEngineMessage(text: string): string {
+  // Keep the error line and DuckDB's "Did you mean" hint; drop the echoed query and caret lines.
+  const lines = text.split('\n').filter((line) => line.trim() !== '' && !/^LINE \d+:/.test(line) && !/^\s*\^\s*$/.test(line));
+  const kept = lines.slice(0, 2).join(' ').slice(0, 500);
+  // Absolute paths (POSIX and Windows) are internal; the user's own text never needs them.
+  return kept.replace(/(?:[A-Za-z]:)?(?:[\\/][\w.@~+-]+){2,}[\\/]?/g, '[path]');
+}

@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, it, expect } from '@jest/globals';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DuckDBInstance } from '@duckdb/node-api';
+import { buildFixtureDb } from '../test/fixtures.ts';
+import { RunnerError } from './errors.ts';
+import { capRows, execute } from './execute.ts';
+import type { ExecutionLimits } from './execute.ts';
+import { openSandbox } from './sandbox.ts';
+
+const dir = await mkdtemp(join(tmpdir(), 'uda-execute-'));
+let instance: DuckDBInstance;
+const limits: ExecutionLimits = { maxRows: 1000, timeoutMs: 10_000, maxBytes: 64 * 1024 * 1024 };
+
+beforeAll(async () => {
+  const dbPath = await buildFixtureDb(join(dir, 'service.db'), { books: 5000 });
+  instance = await openSandbox(dbPath, { memoryLimit: '512MB', threads: 2, maxTempSize: '64MB', tempDirectory: join(dir, 'tmp') });
+});
+afterAll(async () => {
+  instance.closeSync();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function run(sql: string, over: Partial<ExecutionLimits> = {}) {
+  const connection = await instance.connect();
+  try {
+    return await execute(connection, sql, { ...limits, ...over });
+  } finally {
+    connection.closeSync();
+  }
+}
+
+async function failure(sql: string, over: Partial<ExecutionLimits> = {}): Promise<RunnerError> {
+  const error = await run(sql, over).then(() => undefined, (e: unknown) => e);
+  if (!(error instanceof RunnerError)) throw new Error(`expected a RunnerError, got ${String(error)}`);
+  return error;
+}
+
+describe('execute', () => {
+  it('caps rows at 1,000 whatever LIMIT the user wrote, and flags the result truncated', async () => {
+    const result = await run('SELECT text_id FROM gutenberg ORDER BY text_id LIMIT 4000');
+    expect(result.rows).toHaveLength(1000);
+    expect(result.truncated).toBe(true);
+    expect(result.rows[999]).toEqual({ text_id: 999 });
+    expect(result.sqlExecuted).toBe(capRows('SELECT text_id FROM gutenberg ORDER BY text_id LIMIT 4000', 1000));
+    expect(result.sqlExecuted).toMatch(/LIMIT 1000$/);
+  });
+
+  it('does not flag exactly 1,000 rows as truncated', async () => {
+    const result = await run('SELECT * FROM gutenberg LIMIT 1000');
+    expect(result.rows).toHaveLength(1000);
+    expect(result.truncated).toBe(false);
+  });
+
+  it.each([
+    ['describe gutenberg', 6],
+    ["pivot census_states on name in ('Ohio', 'Texas') using sum(pop)", 1],
+    ['table census_states', 3],
+    ['from census_states select name', 3],
+    ['values (1), (2)', 2],
+    ['select 1 -- trailing comment', 1],
+    ['select 1; -- terminator and comment', 1],
+  ])('runs %j inside the row-cap wrapper', async (sql, rows) => {
+    expect((await run(sql)).rows).toHaveLength(rows);
+  });
+
+  it('stops a long query at the deadline with QUERY_TIMEOUT, never a partial result', async () => {
+    const error = await failure('SELECT count(*) FROM range(1000000000000) a', { timeoutMs: 300 });
+    expect(error.code).toBe('QUERY_TIMEOUT');
+  });
+
+  it('treats a stream cut by the deadline as a timeout, not as a complete result', async () => {
+    const error = await failure('SELECT a FROM range(1000000000000) t(a) WHERE a % 100000000000 = 0', { timeoutMs: 300 });
+    expect(error.code).toBe('QUERY_TIMEOUT');
+  });
+
+  it('refuses a result over the byte limit with QUERY_RESULT_TOO_LARGE', async () => {
+    const error = await failure("SELECT repeat('x', 100000) AS big FROM range(1000)", { maxBytes: 1024 * 1024 });
+    expect(error.code).toBe('QUERY_RESULT_TOO_LARGE');
+  });
+
+  it('maps an engine error to QUERY_INVALID with a helpful message and no internal path', async () => {
+    const error = await failure('SELECT nope FROM gutenberg');
+    expect(error.code).toBe('QUERY_INVALID');
+    expect(error.message).toMatch(/nope/);
+    expect(error.message).not.toMatch(/LINE 1/);
+    const missing = await failure("SELECT * FROM '/srv/secret/data.csv'");
+    expect(missing.message).not.toContain('/srv/secret');
+  });
+});

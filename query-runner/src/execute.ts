@@ -1,0 +1,88 @@
+/**
+ * Runs one validated SELECT on a sandboxed connection, bounded by construction (STYLE §9): a row
+ * cap in the SQL itself, a deadline enforced with `interrupt()`, and a byte cap checked chunk by
+ * chunk while the result streams in.
+ */
+import type { DuckDBConnection, DuckDBDataChunk, DuckDBResult } from '@duckdb/node-api';
+import { jsonValue } from './json-values.ts';
+import { engineError, timeoutError, tooLargeError, unavailableError } from './errors.ts';
+
+export interface ExecutionLimits {
+  readonly maxRows: number;
+  readonly timeoutMs: number;
+  readonly maxBytes: number;
+}
+
+export interface Execution {
+  readonly columns: { name: string; type: string }[];
+  readonly rows: Record<string, unknown>[];
+  /** Raw chunks, for the Parquet writer; they may hold one probe row past `maxRows`. */
+  readonly chunks: DuckDBDataChunk[];
+  readonly truncated: boolean;
+  readonly sqlExecuted: string;
+}
+
+// A trailing `;` (with comments or spaces after it) would end the subquery early.
+const TRAILING_TERMINATOR = /;(?:\s|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*$/;
+
+/** SPEC rule 3: the row count is capped whatever LIMIT the user wrote, by wrapping the query. */
+export function capRows(sql: string, limit: number): string {
+  // The newline before `)` keeps a trailing `-- comment` from swallowing the parenthesis.
+  return `SELECT * FROM (\n${sql.replace(TRAILING_TERMINATOR, '').trimEnd()}\n) AS capped LIMIT ${limit}`;
+}
+
+/** `signal` aborts from outside (shutdown after the grace period): the query ends as unavailable. */
+export async function execute(
+  connection: DuckDBConnection,
+  sql: string,
+  limits: ExecutionLimits,
+  signal?: AbortSignal,
+): Promise<Execution> {
+  // A query that waited in the queue past shutdown's grace period must not start at all.
+  if (signal?.aborted) throw unavailableError('The query runner is shutting down; retry the query.', 1);
+  let timedOut = false;
+  const abort = () => connection.interrupt();
+  signal?.addEventListener('abort', abort);
+  // Armed before the query starts: DuckDB may compute the whole result inside `stream()`.
+  const timer = setTimeout(() => {
+    timedOut = true;
+    connection.interrupt();
+  }, limits.timeoutMs);
+  try {
+    // One probe row past the cap tells us whether the result was truncated.
+    const result = await connection.stream(capRows(sql, limits.maxRows + 1));
+    const collected = await collect(result, limits, () => timedOut || signal?.aborted === true);
+    // DECISIONS §6: an interrupted stream can end without an error, so a cut result looks complete.
+    if (timedOut) throw timeoutError(limits.timeoutMs);
+    if (signal?.aborted) throw unavailableError('The query runner is shutting down; retry the query.', 1);
+    return { ...collected, sqlExecuted: capRows(sql, limits.maxRows) };
+  } catch (error) {
+    if (timedOut) throw timeoutError(limits.timeoutMs);
+    if (signal?.aborted) throw unavailableError('The query runner is shutting down; retry the query.', 1);
+    if (error instanceof Error && error.name === 'RunnerError') throw error;
+    throw engineError(error);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', abort);
+  }
+}
+
+async function collect(result: DuckDBResult, limits: ExecutionLimits, stopped: () => boolean) {
+  const names = result.deduplicatedColumnNames();
+  const columns = names.map((name, i) => ({ name, type: result.columnType(i).toString() }));
+  const rows: Record<string, unknown>[] = [];
+  const chunks: DuckDBDataChunk[] = [];
+  let bytes = 2;
+  while (rows.length <= limits.maxRows && !stopped()) {
+    const chunk = await result.fetchChunk();
+    if (!chunk || chunk.rowCount === 0) break;
+    chunks.push(chunk);
+    const chunkRows = chunk.convertRows(jsonValue).map((values) => Object.fromEntries(names.map((name, i) => [name, values[i]])));
+    // Measured per chunk (at most 2,048 rows), as JSON: stop at the limit instead of going on.
+    bytes += Buffer.byteLength(JSON.stringify(chunkRows));
+    if (bytes > limits.maxBytes) throw tooLargeError(limits.maxBytes);
+    rows.push(...chunkRows);
+  }
+  const truncated = rows.length > limits.maxRows;
+  return { columns, rows: rows.slice(0, limits.maxRows), chunks, truncated };
+}

@@ -1,0 +1,119 @@
+/**
+ * Builds a runner's services once (STYLE §5) and starts its HTTP servers. `main.ts` calls this
+ * with the parsed config; tests call it too, so they run the same composition.
+ */
+import { once } from 'node:events';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import express from 'express';
+import type { Logger } from '@uda/shared/logger';
+import { createObjectStore } from '@uda/shared/object-store';
+import { createSqlParser } from '@uda/shared/sql';
+import type { RunnerConfig } from './config.ts';
+import { createMemoryCoordination } from './coordination-memory.ts';
+import { createRedisCoordination } from './coordination-redis.ts';
+import { DatabaseManager } from './database-manager.ts';
+import { createApp, metricsHandler } from './http/routes.ts';
+import { createLimiter } from './limiter.ts';
+import { createMetrics, setDataVersion } from './metrics.ts';
+import { QueryService } from './query-service.ts';
+import { ResultStore } from './result-store.ts';
+import { createResultWriter } from './result-writer.ts';
+
+export interface StartedRunner {
+  readonly url: string;
+  readonly metricsUrl: string;
+  readonly databases: DatabaseManager;
+  /** Stops accepting, lets running queries finish for `graceMs`, interrupts the rest, closes all. */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+export async function startRunner(config: RunnerConfig, logger: Logger): Promise<StartedRunner> {
+  await mkdir(resolve(config.DATA_DIR), { recursive: true });
+  // A private folder per process: two runners may share DATA_DIR, and a SIGKILLed one leaves only its own.
+  const workDir = await mkdtemp(join(resolve(config.DATA_DIR), 'runner-'));
+  const scratchDir = join(workDir, 'scratch');
+  await mkdir(scratchDir, { recursive: true });
+  const store = createObjectStore(config);
+  const metrics = createMetrics();
+  const sandboxLimits = {
+    memoryLimit: config.DUCKDB_MEMORY_LIMIT,
+    threads: config.DUCKDB_THREADS,
+    maxTempSize: config.DUCKDB_MAX_TEMP_SIZE,
+    tempDirectory: join(workDir, 'duckdb-tmp'),
+  };
+  const databases = new DatabaseManager({
+    store, dir: join(workDir, 'db'), limits: sandboxLimits, pollMs: config.MANIFEST_POLL_MS, logger,
+    onVersion: (version) => setDataVersion(metrics, version),
+  });
+  const coordination = config.REDIS_URL
+    ? createRedisCoordination(config.REDIS_URL, config.REDIS_KEY_PREFIX, (error) => logger.warn({ err: error }, 'redis error'))
+    : createMemoryCoordination();
+  const writer = await createResultWriter();
+  const parser = await createSqlParser();
+  const limiter = createLimiter(config.MAX_CONCURRENT_QUERIES, config.MAX_QUEUED_QUERIES, () => {
+    metrics.running.set(limiter.running);
+    metrics.queued.set(limiter.queued);
+  });
+  const stopping = new AbortController();
+  const limits = { maxRows: config.QUERY_MAX_ROWS, timeoutMs: config.QUERY_TIMEOUT_MS, maxBytes: config.QUERY_MAX_RESULT_BYTES };
+  const results = new ResultStore({ store, writer, scratchDir, maxBytes: limits.maxBytes });
+  const service = new QueryService({
+    store, results, writer, limits, sandboxLimits, scratchDir, parser, coordination, databases, limiter, metrics, logger,
+    resultTtlMs: config.RESULT_TTL_SECONDS * 1000, lockTtlMs: config.QUERY_LOCK_TTL_MS, shutdown: stopping.signal,
+  });
+  let accepting = true;
+  const separateMetrics = config.RUNNER_METRICS_PORT !== undefined;
+  const app = createApp({ service, metrics, logger, ready: () => databases.ready, accepting: () => accepting, serveMetrics: !separateMetrics });
+  const server = await listen(app, config.RUNNER_PORT, config.RUNNER_HOST);
+  const metricsServer = separateMetrics
+    ? await listen(express().get('/metrics', metricsHandler(metrics)), config.RUNNER_METRICS_PORT ?? 0, config.RUNNER_HOST)
+    : undefined;
+  databases.start();
+  logger.info({ url: urlOf(server, config.RUNNER_HOST), store: store.description, coordination: coordination.description }, 'query runner listening');
+
+  return {
+    url: urlOf(server, config.RUNNER_HOST),
+    metricsUrl: `${urlOf(metricsServer ?? server, config.RUNNER_HOST)}/metrics`,
+    databases,
+    async shutdown(graceMs) {
+      accepting = false;
+      const closed = close(server);
+      await waitUntil(() => limiter.running === 0 && limiter.queued === 0, graceMs);
+      stopping.abort();
+      await waitUntil(() => limiter.running === 0 && limiter.queued === 0, 5_000);
+      await closed;
+      if (metricsServer) await close(metricsServer);
+      await databases.stop();
+      await coordination.close();
+      parser.close();
+      writer.close();
+      await rm(workDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function listen(app: express.Express, port: number, host: string): Promise<Server> {
+  const server = app.listen(port, host);
+  await once(server, 'listening');
+  return server;
+}
+
+function close(server: Server): Promise<void> {
+  return new Promise((done) => {
+    server.close(() => done());
+    server.closeIdleConnections();
+  });
+}
+
+function urlOf(server: Server, host: string): string {
+  const { port } = server.address() as AddressInfo;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+}
