@@ -1,0 +1,89 @@
+/**
+ * The servers `gateway.bench.ts` measures, in their own process so autocannon doesn't steal their
+ * CPU: a bare Express app, and the same handler behind the full chain with real PostgreSQL and
+ * Redis. Prints one JSON line with the URLs and the key, then serves until killed.
+ */
+import { randomBytes } from 'node:crypto';
+import express from 'express';
+import { buildApp } from '../src/app.ts';
+import { parseApiConfig } from '../src/config.ts';
+import { migrate, openDb } from '../src/db/index.ts';
+import { DEFAULT_LIMITS } from '../src/limits.ts';
+import { listen } from '../src/server.ts';
+import { buildServices } from '../src/services.ts';
+import type { RouteDef } from '../src/routes/types.ts';
+import type { Services } from '../src/services.ts';
+
+const [databaseUrl = '', redisUrl = ''] = process.argv.slice(2);
+const FIXED = { status: 'success', data: { hello: 'world', n: 42 } };
+
+const bare = express();
+bare.disable('x-powered-by');
+bare.get('/bench', (_req, res) => {
+  res.json(FIXED);
+});
+
+const config = parseApiConfig({
+  DATABASE_URL: databaseUrl,
+  REDIS_URL: redisUrl,
+  REDIS_KEY_PREFIX: `uda-bench:${randomBytes(4).toString('hex')}:`,
+  KEY_PEPPER: randomBytes(32).toString('hex'),
+  KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
+  DATABASE_POOL_MAX: process.env.BENCH_POOL ?? '20',
+});
+const db = openDb({ databaseUrl, poolMax: config.DATABASE_POOL_MAX, dataDir: '/tmp' });
+await migrate(db);
+// The benchmark sends far more than 100 requests from one IP: lift the counts, keep the work.
+const huge = 1_000_000_000;
+const services = await buildServices(config, {
+  db,
+  defaultMetrics: false,
+  limits: { ...DEFAULT_LIMITS, burst: { points: huge, windowS: 900 }, anonymous: { points: huge, windowS: 86_400 }, exportDaily: huge },
+});
+const account = await services.accounts.create({ email: 'bench@example.com', tier: 'pro' });
+await services.accounts.addTopoff(account.id, 1_000_000_000_000);
+const apiKey = await services.keys.create(account.id, 'bench');
+// A spread of accounts, as real traffic has: charges for different accounts don't share a row lock.
+const spreadKeys: string[] = [];
+for (let i = 0; i < 50; i++) {
+  const other = await services.accounts.create({ email: `bench-${i}@example.com`, tier: 'pro' });
+  await services.accounts.addTopoff(other.id, 1_000_000_000_000);
+  spreadKeys.push(await services.keys.create(other.id, 'bench'));
+}
+
+function benchRoutes(s: Services): RouteDef[] {
+  const { guards, meter } = s;
+  return [
+    {
+      method: 'get',
+      path: '/bench/charged',
+      style: 'flat',
+      handlers: [
+        guards.requireKey,
+        guards.exportCap,
+        guards.requireCredit,
+        async (req, res) => {
+          await meter.settle(req, res, { costMicro: 4_000 });
+          res.json(FIXED);
+        },
+      ],
+    },
+    { method: 'get', path: '/bench/anonymous', style: 'lookup', handlers: [guards.anonymousLimit, (_req, res) => void res.json(FIXED)] },
+    { method: 'get', path: '/bench/auth-only', style: 'flat', handlers: [guards.requireKey, guards.exportCap, (_req, res) => void res.json(FIXED)] },
+  ];
+}
+
+const bareServer = await listen(bare, 0, '127.0.0.1');
+const chainServer = await listen(buildApp(services, { extraRoutes: benchRoutes }), 0, '127.0.0.1');
+process.stdout.write(`${JSON.stringify({ bare: bareServer.url, chain: chainServer.url, apiKey, spreadKeys, accountId: account.id })}\n`);
+process.once('SIGTERM', async () => {
+  await Promise.all([bareServer.close(), chainServer.close()]);
+  bareServer.server.closeAllConnections();
+  chainServer.server.closeAllConnections();
+  const charged = await db('ledger').count<{ n: string }[]>({ n: '*' });
+  process.stderr.write(`ledger rows written during the run: ${charged[0]?.n}\n`);
+  await services.limiterBackend.close();
+  await db.destroy();
+  process.exit(0);
+});

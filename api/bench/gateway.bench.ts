@@ -1,0 +1,90 @@
+/**
+ * `npm run bench:gateway`: requests per second and p99 at 50 connections on loopback for
+ *   1. bare Express answering a fixed JSON body;
+ *   2. the same handler behind the full chain (burst limit, auth with a valid key, daily cap,
+ *      402 pre-check, metering with a real charge) on real PostgreSQL and Redis;
+ *   3. the anonymous variant (burst limit + anonymous limit, no charge);
+ *   4. the authenticated chain without the charge, to show what the charge costs;
+ *   5. the charged chain with requests spread over 50 accounts (2–4 put every charge on one account).
+ * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_DURATION_S (default 10), BENCH_CONNECTIONS (50).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import knexModule from 'knex';
+
+const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const duration = Number(process.env.BENCH_DURATION_S ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+async function onServer(sql: string): Promise<void> {
+  const admin = knexModule.knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
+  try {
+    await admin.raw(sql);
+  } finally {
+    await admin.destroy();
+  }
+}
+
+interface Result {
+  name: string;
+  rps: number;
+  p99: number;
+  p50: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function measure(name: string, url: string, headers: Record<string, string> = {}, keys?: string[]): Promise<Result> {
+  // Several keys: each request of a connection takes the next one, spreading charges over accounts.
+  const requests = keys?.map((key) => ({ method: 'GET' as const, headers: { authorization: `Bearer ${key}` } }));
+  // A short warm-up so JIT, pools and Redis scripts are hot before measuring.
+  await autocannon({ url, connections, duration: 2, headers, requests });
+  const r = await autocannon({ url, connections, duration, headers, requests });
+  return { name, rps: r.requests.average, p99: r.latency.p99, p50: r.latency.p50, non2xx: r.non2xx, errors: r.errors };
+}
+
+const dbName = `uda_bench_${randomBytes(4).toString('hex')}`;
+await onServer(`CREATE DATABASE ${dbName}`);
+const dbUrl = new URL(adminUrl);
+dbUrl.pathname = `/${dbName}`;
+const child = spawn(join(process.cwd(), 'node_modules/.bin/node'), [join(import.meta.dirname, 'gateway-server.ts'), dbUrl.toString(), redisUrl], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+try {
+  const info = await new Promise<{ bare: string; chain: string; apiKey: string; spreadKeys: string[] }>((resolve, reject) => {
+    child.stdout.once('data', (chunk: Buffer) => resolve(JSON.parse(chunk.toString().split('\n')[0] ?? '{}')));
+    child.once('exit', (code) => reject(new Error(`bench server exited ${code}`)));
+  });
+  const auth = { authorization: `Bearer ${info.apiKey}` };
+  const results = [
+    await measure('bare express', `${info.bare}/bench`),
+    await measure('full chain + charge (auth)', `${info.chain}/bench/charged`, auth),
+    await measure('anonymous chain', `${info.chain}/bench/anonymous`),
+    await measure('auth chain, no charge', `${info.chain}/bench/auth-only`, auth),
+    await measure('charge, 50 accounts', `${info.chain}/bench/charged`, {}, info.spreadKeys),
+  ];
+  const base = results[0] as Result;
+  console.log(`\nautocannon, ${connections} connections, ${duration} s each, loopback; server in its own process`);
+  console.log('variant                        req/s     p50 ms  p99 ms  vs bare  +p99 ms  non-2xx  errors');
+  for (const r of results) {
+    console.log(
+      `${r.name.padEnd(30)} ${r.rps.toFixed(0).padStart(7)}  ${String(r.p50).padStart(6)}  ${String(r.p99).padStart(6)}  ${(
+        (100 * r.rps) /
+        base.rps
+      )
+        .toFixed(0)
+        .padStart(6)}%  ${(r.p99 - base.p99).toFixed(0).padStart(7)}  ${String(r.non2xx).padStart(7)}  ${String(r.errors).padStart(6)}`,
+    );
+  }
+  console.log('\nGoals: anonymous ≥ 50% of bare, charged ≥ 25% of bare, both add < 3 ms at p99.');
+  console.log('Command: npm run bench:gateway   (BENCH_DURATION_S, BENCH_CONNECTIONS, BENCH_DATABASE_URL, BENCH_REDIS_URL)');
+} finally {
+  await new Promise((resolve) => {
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  });
+  await onServer(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+}

@@ -1,0 +1,46 @@
+/**
+ * The public Express app, built from services (so tests can start it on port 0). Order per
+ * DECISIONS §1 and SPEC Limits: request id → access log → helmet → CORS → burst limit → per route:
+ * authentication → route limits → metering → handler → unknown path → error handler.
+ */
+import express, { type Express } from 'express';
+import helmet from 'helmet';
+import { errorHandler, notFound } from './errors/handler.ts';
+import { accessLog } from './middleware/access-log/index.ts';
+import { burstLimit } from './middleware/burst-limit/index.ts';
+import { cors } from './middleware/cors/index.ts';
+import { requestId } from './middleware/request-id/index.ts';
+import { apiRoutes, registerRoutes } from './routes/index.ts';
+import type { RouteDef } from './routes/types.ts';
+import type { Services } from './services.ts';
+
+export interface AppOptions {
+  /** Extra routes mounted with the same chain (tests, benchmarks). */
+  extraRoutes?: (services: Services) => RouteDef[];
+}
+
+export function buildApp(services: Services, options: AppOptions = {}): Express {
+  const { config, logger, metrics, counters, limits } = services;
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  // DECISIONS §4: trust exactly the configured proxy hops, never an arbitrary X-Forwarded-For.
+  app.set('trust proxy', config.TRUST_PROXY_HOPS);
+  app.use(requestId());
+  app.use(accessLog({ logger, metrics }));
+  // A data API, not pages: the strictest CSP (OWASP REST guidance), and resources readable by
+  // browsers of other origins (CORS below decides who).
+  app.use(
+    helmet({
+      contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+      crossOriginResourcePolicy: { policy: 'cross-origin' },
+    }),
+  );
+  app.use(cors({ origins: config.CORS_ORIGINS.split(',').map((o) => o.trim()) }));
+  app.use(burstLimit({ counter: counters.burst, points: limits.burst.points, metrics }));
+  app.use(express.json({ limit: '1mb' }));
+  registerRoutes(app, [...apiRoutes(services), ...(options.extraRoutes?.(services) ?? [])], services);
+  app.use(notFound());
+  app.use(errorHandler({ logger }));
+  return app;
+}

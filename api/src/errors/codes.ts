@@ -1,0 +1,75 @@
+/**
+ * The one error vocabulary (STYLE §3): every code the gateway answers with, its HTTP status, and
+ * the spec's body shape for it (SPEC "Errors"). Handlers throw `ApiError(ErrorCode.X, …)`; only
+ * `bodyFor` builds error JSON.
+ */
+
+/** Which family of routes answered: decides the body shape of shared codes (402, 500). */
+export type ErrorStyle = 'lookup' | 'flat' | 'plain';
+
+export type AccountState = 'authenticated' | 'anonymous';
+
+export const ErrorCode = {
+  NOT_FOUND_PATH: 'NOT_FOUND_PATH',
+  METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
+  AUTH_REQUIRED: 'AUTH_REQUIRED',
+  SHEET_AUTH_REQUIRED: 'SHEET_AUTH_REQUIRED',
+  INSUFFICIENT_CREDIT: 'INSUFFICIENT_CREDIT',
+  RATE_LIMITED: 'RATE_LIMITED',
+  REQUEST_LIMIT_EXCEEDED: 'REQUEST_LIMIT_EXCEEDED',
+  EXPORT_LIMIT_EXCEEDED: 'EXPORT_LIMIT_EXCEEDED',
+  SHEET_LIMIT_EXCEEDED: 'SHEET_LIMIT_EXCEEDED',
+  INVALID_INPUT: 'INVALID_INPUT',
+  INTERNAL_ERROR: 'INTERNAL_ERROR',
+  ADMIN_UNAUTHORIZED: 'ADMIN_UNAUTHORIZED',
+  ADMIN_NOT_FOUND: 'ADMIN_NOT_FOUND',
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export const STATUS: Readonly<Record<ErrorCode, number>> = {
+  NOT_FOUND_PATH: 404,
+  METHOD_NOT_ALLOWED: 405,
+  AUTH_REQUIRED: 401,
+  SHEET_AUTH_REQUIRED: 401,
+  INSUFFICIENT_CREDIT: 402,
+  RATE_LIMITED: 429,
+  REQUEST_LIMIT_EXCEEDED: 429,
+  EXPORT_LIMIT_EXCEEDED: 429,
+  SHEET_LIMIT_EXCEEDED: 429,
+  INVALID_INPUT: 400,
+  INTERNAL_ERROR: 500,
+  ADMIN_UNAUTHORIZED: 401,
+  ADMIN_NOT_FOUND: 404,
+};
+
+/** Messages fixed by the spec or by DECISIONS, quoted exactly. */
+export const MESSAGES = {
+  AUTH_REQUIRED: 'Authentication required. Include your API key in the Authorization header.',
+  SHEET_AUTH_REQUIRED: 'No token provided',
+  EXPORT_LIMIT_EXCEEDED: 'Export rate limit exceeded. Maximum 1,000 exports per day per account.',
+  SHEET_LIMIT_EXCEEDED: 'Connected sheet rate limit exceeded. Maximum 1,000 sheet requests per day per account.',
+  RATE_LIMITED: 'Too many requests from this IP, please try again later.',
+  REQUEST_LIMIT_EXCEEDED: 'Anonymous request limit reached: 50 requests per 24 hours per IP address.',
+  REQUEST_LIMIT_HINT:
+    'Send an API key in the Authorization header (Authorization: Bearer <API_KEY>) for metered access, or wait for the window to reset.',
+  INSUFFICIENT_CREDIT: 'Insufficient credit: your balance cannot cover this request. Nothing was charged.',
+  INTERNAL_ERROR: 'Internal Server Error',
+  METHOD_NOT_ALLOWED: 'Method not allowed.',
+  ADMIN_UNAUTHORIZED: 'Admin token missing or wrong.',
+} as const;
+
+/** Extra facts some codes put in their body. */
+export interface ErrorDetails {
+  /** 402: balance and the cost of the refused request, micro-USD. */
+  credits?: { remainingMicro: number; requestCostMicro: number };
+  /** 429 anonymous: the allowance. */
+  limit?: number;
+  /** 404 / 400: what the caller asked for, safe to echo. */
+  message?: string;
+}
+
+export interface BodyContext {
+  style: ErrorStyle;
+  accountState: AccountState;
+}

@@ -1,0 +1,54 @@
+/**
+ * The one Express error handler and the unknown-path handler. Anything that is not an ApiError is
+ * logged and answered as a 500 without its text.
+ */
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from '@uda/shared/logger';
+import { redactUrl } from '@uda/shared/logger';
+import { callerOf, styleOf } from '../request-context.ts';
+import { ApiError } from './api-error.ts';
+import { bodyFor } from './body.ts';
+import { ErrorCode } from './codes.ts';
+
+export function notFound(): RequestHandler {
+  return function notFoundHandler(req, _res, next) {
+    next(new ApiError(ErrorCode.NOT_FOUND_PATH, { message: `Cannot ${req.method} ${req.path}` }));
+  };
+}
+
+export function errorHandler({ logger }: { logger: Logger }): ErrorRequestHandler {
+  return function apiErrorHandler(err: unknown, req, res, next) {
+    if (res.headersSent) {
+      // A stream broke after the status went out; the only thing left to do is end it.
+      logger.warn({ err, url: redactUrl(req.originalUrl) }, 'error after headers were sent');
+      next(err);
+      return;
+    }
+    const error = toApiError(err);
+    if (error.code === ErrorCode.INTERNAL_ERROR) {
+      logger.error({ err, url: redactUrl(req.originalUrl), requestId: res.getHeader('x-request-id') }, 'unexpected error');
+    }
+    const ctx = { style: styleOf(req), accountState: callerOf(req).kind === 'account' ? 'authenticated' : 'anonymous' } as const;
+    res.status(error.status).set(error.headers);
+    if (error.code === ErrorCode.RATE_LIMITED && prefersText(req)) {
+      res.type('text/plain').send(bodyFor(error, ctx).message as string);
+      return;
+    }
+    res.json(bodyFor(error, ctx));
+  };
+}
+
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  // body-parser and friends mark client faults with a 4xx status; everything else is ours.
+  const status = (err as { status?: unknown } | null)?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new ApiError(ErrorCode.INVALID_INPUT, { message: 'The request could not be read.' });
+  }
+  return new ApiError(ErrorCode.INTERNAL_ERROR);
+}
+
+/** DECISIONS §4: text/plain when the client's Accept prefers it over JSON. */
+function prefersText(req: Parameters<RequestHandler>[0]): boolean {
+  return req.accepts(['application/json', 'text/plain']) === 'text/plain';
+}

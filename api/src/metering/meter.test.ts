@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { type TestContext, openTestContext } from '../../test/support/harness.ts';
+import { testRoutes } from '../../test/support/test-routes.ts';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await openTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
+
+describe('metering', () => {
+  it('charges the catalog price for the tier after the result, with decimal USD headers', async () => {
+    const api = await ctx.start({ extraRoutes: testRoutes });
+    const free = await api.account({ tier: 'free' });
+    const res = await api.get('/test/lookup/x?rows=2&cls=encyclopedia', { key: free.apiKey });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-credit-cost')).toBe('0.05');
+    expect(res.headers.get('x-credits-remaining')).toBe('4.95');
+    const pro = await api.account({ tier: 'pro' });
+    const proRes = await api.get('/test/lookup/x?rows=1&cls=encyclopedia', { key: pro.apiKey });
+    expect(proRes.headers.get('x-credit-cost')).toBe('0.0125');
+    expect(proRes.headers.get('x-credits-remaining')).toBe('98.9875');
+    const ledger = await ctx.db('ledger').where({ account_id: free.accountId });
+    expect(ledger).toHaveLength(1);
+    expect(ledger[0]).toMatchObject({ kind: 'charge', request_id: res.headers.get('x-request-id') });
+    expect(ledger[0].breakdown).toEqual([{ source: 'gutenberg', rows: 2, costPerRowMicro: 25_000, costMicro: 50_000 }]);
+    await api.close();
+  });
+
+  it('never charges anonymous callers or errors, and charges nothing for zero rows', async () => {
+    const api = await ctx.start({ extraRoutes: testRoutes });
+    const anon = await api.get('/test/lookup/x?rows=3');
+    expect(anon.status).toBe(200);
+    expect(anon.headers.get('x-credit-cost')).toBeNull();
+    const { accountId, apiKey } = await api.account();
+    expect((await api.get('/test/lookup/x?fail=400', { key: apiKey })).status).toBe(400);
+    expect((await api.get('/test/lookup/x?fail=500', { key: apiKey })).status).toBe(500);
+    const zero = await api.get('/test/lookup/x?rows=0', { key: apiKey });
+    expect(zero.headers.get('x-credit-cost')).toBe('0');
+    expect(zero.headers.get('x-credits-remaining')).toBe('5');
+    expect(await ctx.db('ledger').where({ account_id: accountId })).toHaveLength(0);
+    await api.close();
+  });
+
+  it('is idempotent per key, refunds by key, and answers 402 at zero until a top-off', async () => {
+    const api = await ctx.start({ extraRoutes: testRoutes });
+    const { accountId, apiKey } = await api.account({ usd: '0.01' });
+    const key = `q:${accountId}:window-1`;
+    const first = await api.get(`/test/lookup/x?rows=2&idem=${key}`, { key: apiKey });
+    expect(first.headers.get('x-credit-cost')).toBe('0.01');
+    expect(first.headers.get('x-credits-remaining')).toBe('0');
+    expect((await api.get('/test/lookup/x?rows=1', { key: apiKey })).status).toBe(402);
+    expect(await api.services.meter.refund(key)).toBe(10_000);
+    expect(await api.services.meter.refund(key)).toBe(0);
+    expect(await api.services.accounts.balance(accountId)).toBe(10_000);
+    await api.services.accounts.setGrant(accountId, 0);
+    expect((await api.get('/test/lookup/x?rows=1', { key: apiKey })).status).toBe(402);
+    await api.services.accounts.addTopoff(accountId, 1_000_000);
+    const after = await api.get('/test/lookup/x?rows=1', { key: apiKey });
+    expect(after.status).toBe(200);
+    expect(after.headers.get('x-credits-remaining')).toBe('0.995');
+    await api.close();
+  });
+});

@@ -1,0 +1,68 @@
+import type { RequestHandler, Response } from 'express';
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { ApiError } from '../../errors/api-error.ts';
+import { ErrorCode } from '../../errors/codes.ts';
+import type { Metrics } from '../../metrics.ts';
+import { remainingOf, resetEpochS } from '../../quota.ts';
+import { callerOf } from '../../request-context.ts';
+
+/**
+ * The anonymous allowance (SPEC Limits; DECISIONS §4): `points` per window per IP, counting only 2xx
+ * answers. It consumes up front (so concurrent requests can't overshoot) and gives the point back
+ * when the answer is not a 2xx or never completed. Authenticated callers pass untouched.
+ */
+export function anonymousLimit({
+  counter,
+  points = 50,
+  metrics,
+  now = () => new Date(),
+}: {
+  counter: RateLimiterAbstract;
+  points?: number;
+  metrics?: Metrics;
+  now?: () => Date;
+}): RequestHandler {
+  if (counter.points !== points) throw new RangeError(`anonymous counter allows ${counter.points} points, expected ${points}`);
+  return async function anonymousLimitCheck(req, res, next) {
+    const caller = callerOf(req);
+    if (caller.kind !== 'anonymous') return next();
+    let result: RateLimiterRes;
+    let rejected = false;
+    try {
+      result = await counter.consume(caller.ip);
+    } catch (error) {
+      if (!(error instanceof RateLimiterRes)) throw error;
+      result = error;
+      rejected = true;
+    }
+    const headers = {
+      'X-RateLimit-Limit': String(points),
+      'X-RateLimit-Remaining': String(remainingOf(points, result.consumedPoints)),
+      'X-RateLimit-Reset': String(resetEpochS(now(), result.msBeforeNext)),
+    };
+    res.set(headers);
+    if (rejected) {
+      await giveBack(counter, caller.ip);
+      metrics?.rateLimitRejections.inc({ kind: 'anonymous' });
+      throw new ApiError(ErrorCode.REQUEST_LIMIT_EXCEEDED, { limit: points }, headers);
+    }
+    res.once('close', () => {
+      if (!succeeded(res)) void giveBack(counter, caller.ip);
+    });
+    next();
+  };
+}
+
+function succeeded(res: Response): boolean {
+  return res.writableFinished && res.statusCode >= 200 && res.statusCode < 300;
+}
+
+/** Reward, but never below zero: a window that expired meanwhile has nothing to give back. */
+async function giveBack(counter: RateLimiterAbstract, key: string): Promise<void> {
+  try {
+    const current = await counter.get(key);
+    if (current && current.consumedPoints > 0) await counter.reward(key, 1);
+  } catch {
+    // The store is down: the insurance limiter already holds the count; losing one reward is safe.
+  }
+}

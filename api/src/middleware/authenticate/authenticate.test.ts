@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { type TestContext, openTestContext } from '../../../test/support/harness.ts';
+import { testRoutes } from '../../../test/support/test-routes.ts';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await openTestContext();
+});
+afterAll(async () => {
+  await ctx.close();
+});
+
+const state = async (res: Response) => ((await res.json()) as { account_state: string }).account_state;
+
+describe('authentication', () => {
+  it('accepts a Bearer header everywhere, and ?token= only on the routes SPEC Authentication §2 lists', async () => {
+    const api = await ctx.start({ extraRoutes: testRoutes });
+    const { apiKey } = await api.account();
+    expect(await state(await api.get('/test/header-only', { key: apiKey }))).toBe('authenticated');
+    expect(await state(await api.get(`/test/header-only?token=${apiKey}`))).toBe('anonymous');
+    expect(await state(await api.get(`/test/lookup/x?token=${apiKey}`))).toBe('authenticated');
+    expect(await state(await api.get(`/api/v1/auth/usage?token=${apiKey}`))).toBe('anonymous');
+    await api.close();
+  });
+
+  it('treats invalid, revoked and deactivated keys as no key', async () => {
+    const api = await ctx.start({ extraRoutes: testRoutes });
+    const { accountId, apiKey: first } = await api.account();
+    expect(await state(await api.get('/test/lookup/x', { key: `${first.slice(0, -1)}0` }))).toBe('anonymous');
+    expect(await state(await api.get('/test/lookup/x', { key: 'garbage' }))).toBe('anonymous');
+    // Rotation: the new key works, the old one is deactivated in the same transaction.
+    const second = await api.services.keys.create(accountId, 'rotated');
+    expect(await state(await api.get('/test/lookup/x', { key: first }))).toBe('anonymous');
+    expect(await state(await api.get('/test/lookup/x', { key: second }))).toBe('authenticated');
+    const listed = await api.services.keys.list(accountId);
+    expect(listed.map((k) => k.status).sort()).toEqual(['active', 'deactivated']);
+    // Revocation: anonymous on lookups, 401 on key-required routes.
+    await api.services.keys.revoke(accountId);
+    expect(await state(await api.get('/test/lookup/x', { key: second }))).toBe('anonymous');
+    expect((await api.get('/test/export', { key: second })).status).toBe(401);
+    await api.close();
+  });
+
+  it('allows at most one active key per account at the database level', async () => {
+    const api = await ctx.start();
+    const { accountId } = await api.account();
+    const row = await ctx.db('api_keys').where({ account_id: accountId, status: 'active' }).first();
+    await expect(ctx.db('api_keys').insert({ ...row, id: crypto.randomUUID(), lookup_hash: 'other' })).rejects.toThrow(/api_keys_one_active/);
+    await api.close();
+  });
+
+  it('accepts legacy dk_ keys, listed as legacy', async () => {
+    const api = await ctx.start({ extraRoutes: testRoutes });
+    const { accountId } = await api.account();
+    const legacy = 'dk_LegacyKey0123456789abcdef';
+    await api.services.keys.importLegacy(accountId, 'old', legacy);
+    expect(await state(await api.get('/test/lookup/x', { key: legacy }))).toBe('authenticated');
+    const listed = await api.services.keys.list(accountId);
+    expect(listed.find((k) => k.status === 'active')).toMatchObject({ name: 'old', prefix: 'dk_Lega', legacy: true });
+    await api.close();
+  });
+
+  it('records last_used_at, at most once a minute', async () => {
+    const api = await ctx.start({ extraRoutes: testRoutes });
+    const { accountId, apiKey } = await api.account();
+    await api.get('/test/header-only', { key: apiKey });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const firstUse = (await api.services.keys.list(accountId))[0]?.last_used_at;
+    expect(firstUse).toBeTruthy();
+    await api.get('/test/header-only', { key: apiKey });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await api.services.keys.list(accountId))[0]?.last_used_at).toBe(firstUse);
+    await api.close();
+  });
+});

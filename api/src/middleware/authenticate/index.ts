@@ -1,0 +1,31 @@
+import type { Request, RequestHandler } from 'express';
+import type { Logger } from '@uda/shared/logger';
+import type { KeyStore } from '../../keys/store.ts';
+import { clientIp, setCaller } from '../../request-context.ts';
+
+/**
+ * Authentication (SPEC Authentication). The key comes from `Authorization: Bearer`, or from the
+ * `token` query parameter only where `queryToken` is set (the routes SPEC Authentication §2 lists).
+ * An invalid, revoked or deactivated key leaves the caller anonymous; this never answers 401 itself.
+ */
+export function authenticate({ keys, queryToken = false, logger }: { keys: KeyStore; queryToken?: boolean; logger?: Logger }): RequestHandler {
+  return async function authenticateCaller(req, _res, next) {
+    const key = bearerKey(req) ?? (queryToken ? tokenParam(req) : undefined);
+    const resolved = key ? await keys.resolve(key) : undefined;
+    if (resolved) {
+      setCaller(req, { kind: 'account', ip: clientIp(req), ...resolved });
+      keys.touch(resolved.keyId).catch((err: unknown) => logger?.warn({ err }, 'could not update last_used_at'));
+    }
+    next();
+  };
+}
+
+function bearerKey(req: Request): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
+  return match?.[1];
+}
+
+function tokenParam(req: Request): string | undefined {
+  const token = req.query.token;
+  return typeof token === 'string' && token ? token : undefined;
+}

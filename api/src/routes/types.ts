@@ -1,0 +1,14 @@
+import type { RequestHandler } from 'express';
+import type { ErrorStyle } from '../errors/codes.ts';
+
+/** One route: registered by `registerRoutes` behind the route's style tag and authentication. */
+export interface RouteDef {
+  readonly method: 'get' | 'post' | 'delete' | 'head' | 'put';
+  readonly path: string;
+  /** Body shape of shared error codes (402, 500) on this route. */
+  readonly style: ErrorStyle;
+  /** Accept the key as `?token=` (SPEC Authentication §2 lists the routes). */
+  readonly queryToken?: boolean;
+  /** Route limits, metering guards and the handler, in order. */
+  readonly handlers: readonly RequestHandler[];
+}

@@ -1,0 +1,135 @@
+/**
+ * The services the request code receives (STYLE §5). Built once by the composition root
+ * (`main.ts`), or by the test harness with its own database, Redis client and key prefix.
+ */
+import type { Redis } from 'ioredis';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RequestHandler } from 'express';
+import { type Logger, createLogger } from '@uda/shared/logger';
+import { AccountStore } from './accounts/store.ts';
+import type { ApiConfig } from './config.ts';
+import { type Db, migrate, openDb } from './db/index.ts';
+import { KeyCrypto } from './keys/crypto.ts';
+import { KeyStore } from './keys/store.ts';
+import { MemoryLimiterBackend } from './limiter/memory.ts';
+import { RedisLimiterBackend } from './limiter/redis.ts';
+import type { LimiterBackend } from './limiter/types.ts';
+import { DEFAULT_LIMITS, type Limits } from './limits.ts';
+import { Meter } from './metering/meter.ts';
+import { Metrics } from './metrics.ts';
+import { anonymousLimit } from './middleware/anonymous-limit/index.ts';
+import { type DailyCapOptions, dailyCap } from './middleware/daily-cap/index.ts';
+import { requireKey } from './middleware/require-key/index.ts';
+import { resolveSecrets } from './secrets.ts';
+
+export interface Counters {
+  readonly burst: RateLimiterAbstract;
+  readonly anonymous: RateLimiterAbstract;
+  readonly exportDaily: RateLimiterAbstract;
+  readonly sheetDaily: RateLimiterAbstract;
+}
+
+/** Ready-made route-limit and metering middleware for route definitions. */
+export interface Guards {
+  readonly anonymousLimit: RequestHandler;
+  readonly requireKey: RequestHandler;
+  readonly requireSheetKey: RequestHandler;
+  readonly exportCap: RequestHandler;
+  readonly sheetCap: RequestHandler;
+  readonly requireCredit: RequestHandler;
+  readonly exportCapOptions: DailyCapOptions;
+  readonly sheetCapOptions: DailyCapOptions;
+}
+
+export interface Services {
+  readonly config: ApiConfig;
+  readonly logger: Logger;
+  readonly db: Db;
+  readonly accounts: AccountStore;
+  readonly keys: KeyStore;
+  readonly metrics: Metrics;
+  readonly meter: Meter;
+  readonly limiterBackend: LimiterBackend;
+  readonly counters: Counters;
+  readonly guards: Guards;
+  readonly limits: Limits;
+  readonly adminToken: string;
+  readonly state: { ready: boolean };
+}
+
+export interface ServiceOverrides {
+  logger?: Logger;
+  limits?: Limits;
+  /** An existing, migrated database (tests share one per file); close with `keepDb`. */
+  db?: Db;
+  /** An existing Redis client (tests); `closeServices` leaves it open. */
+  redis?: Redis;
+  defaultMetrics?: boolean;
+}
+
+export async function buildServices(config: ApiConfig, overrides: ServiceOverrides = {}): Promise<Services> {
+  const logger = overrides.logger ?? createLogger({ name: 'api', level: config.LOG_LEVEL });
+  const limits = overrides.limits ?? DEFAULT_LIMITS;
+  const secrets = resolveSecrets(config);
+  const db = overrides.db ?? openDb({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, dataDir: config.DATA_DIR });
+  if (!overrides.db) await migrate(db);
+  const metrics = new Metrics({ defaultMetrics: overrides.defaultMetrics });
+  const accounts = new AccountStore(db);
+  const keys = new KeyStore(db, new KeyCrypto({ pepper: secrets.pepper, encryptionKeyHex: secrets.encryptionKeyHex }), {
+    cacheTtlMs: config.KEY_CACHE_TTL_MS,
+  });
+  const meter = new Meter({ accounts, metrics, logger });
+  const limiterBackend: LimiterBackend =
+    overrides.redis || config.REDIS_URL
+      ? new RedisLimiterBackend({ url: config.REDIS_URL, client: overrides.redis, prefix: config.REDIS_KEY_PREFIX })
+      : new MemoryLimiterBackend();
+  if (!(await limiterBackend.ready())) logger.warn('Redis not reachable yet; rate limits use the in-process insurance limiter meanwhile');
+  const counters = buildCounters(limiterBackend, limits);
+  const guards = buildGuards({ counters, limits, metrics, meter });
+  return {
+    config,
+    logger,
+    db,
+    accounts,
+    keys,
+    metrics,
+    meter,
+    limiterBackend,
+    counters,
+    guards,
+    limits,
+    adminToken: secrets.adminToken,
+    state: { ready: true },
+  };
+}
+
+function buildCounters(backend: LimiterBackend, limits: Limits): Counters {
+  // Daily counters key on the UTC date, so their TTL only has to outlive the day.
+  const day = 25 * 60 * 60;
+  return {
+    burst: backend.counter({ name: 'burst', points: limits.burst.points, durationS: limits.burst.windowS }),
+    anonymous: backend.counter({ name: 'anon', points: limits.anonymous.points, durationS: limits.anonymous.windowS }),
+    exportDaily: backend.counter({ name: 'export-day', points: limits.exportDaily, durationS: day }),
+    sheetDaily: backend.counter({ name: 'sheet-day', points: limits.sheetDaily, durationS: day }),
+  };
+}
+
+function buildGuards(s: { counters: Counters; limits: Limits; metrics: Metrics; meter: Meter }): Guards {
+  const exportCapOptions: DailyCapOptions = { counter: s.counters.exportDaily, kind: 'export', limit: s.limits.exportDaily, metrics: s.metrics };
+  const sheetCapOptions: DailyCapOptions = { counter: s.counters.sheetDaily, kind: 'sheet', limit: s.limits.sheetDaily, metrics: s.metrics };
+  return {
+    anonymousLimit: anonymousLimit({ counter: s.counters.anonymous, points: s.limits.anonymous.points, metrics: s.metrics }),
+    requireKey: requireKey({ body: 'flat' }),
+    requireSheetKey: requireKey({ body: 'sheet' }),
+    exportCap: dailyCap(exportCapOptions),
+    sheetCap: dailyCap(sheetCapOptions),
+    requireCredit: s.meter.requireCredit(),
+    exportCapOptions,
+    sheetCapOptions,
+  };
+}
+
+export async function closeServices(services: Services, options: { keepDb?: boolean } = {}): Promise<void> {
+  await services.limiterBackend.close();
+  if (!options.keepDb) await services.db.destroy();
+}

@@ -1,0 +1,154 @@
+/**
+ * Test harness (STYLE §10): a fresh PostgreSQL database per test file, a Redis client per file,
+ * and per test a freshly started API on 127.0.0.1:0 with its own Redis key prefix, plus fresh
+ * accounts and keys on demand.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import knexModule from 'knex';
+import { Redis } from 'ioredis';
+import type { Tier } from '@uda/shared/catalog';
+import { type AppOptions, buildApp } from '../../src/app.ts';
+import { type ApiConfig, parseApiConfig } from '../../src/config.ts';
+import { type Db, migrate, openDb } from '../../src/db/index.ts';
+import { DEFAULT_LIMITS, type Limits } from '../../src/limits.ts';
+import { parseUsd } from '../../src/money.ts';
+import { listen } from '../../src/server.ts';
+import { type Services, buildServices, closeServices } from '../../src/services.ts';
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const TEST_PEPPER = 'test-pepper-'.padEnd(40, 'x');
+export const TEST_ENCRYPTION_KEY = 'ab'.repeat(32);
+export const NODE_BIN = join(process.cwd(), 'node_modules/.bin/node');
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `uda_test_${randomBytes(6).toString('hex')}`;
+  await onServer(`CREATE DATABASE ${name}`);
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      await onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+async function onServer(sql: string): Promise<void> {
+  const admin = knexModule.knex({ client: 'pg', connection: TEST_DATABASE_URL, pool: { min: 0, max: 1 } });
+  try {
+    await admin.raw(sql);
+  } finally {
+    await admin.destroy();
+  }
+}
+
+export function uniquePrefix(): string {
+  return `uda-test:${randomBytes(6).toString('hex')}:`;
+}
+
+export function testConfig(overrides: Record<string, string> = {}): ApiConfig {
+  return parseApiConfig({
+    LOG_LEVEL: 'silent',
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'uda-api-test-')),
+    KEY_PEPPER: TEST_PEPPER,
+    KEY_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_KEY_PREFIX: uniquePrefix(),
+    ...overrides,
+  });
+}
+
+export interface TestAccount {
+  accountId: string;
+  apiKey: string;
+}
+
+export interface TestApi {
+  url: string;
+  services: Services;
+  /** A fresh account with an active key; `usd` sets the grant bucket. */
+  account(options?: { tier?: Tier; usd?: string }): Promise<TestAccount>;
+  get(path: string, init?: RequestInit & { key?: string }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export interface StartOptions extends AppOptions {
+  limits?: Partial<Limits>;
+  config?: Record<string, string>;
+  /** Use in-process limiters instead of Redis. */
+  memoryLimiters?: boolean;
+  /** Connect to `config.REDIS_URL` with the service's own client instead of the file's shared one. */
+  useOwnRedis?: boolean;
+}
+
+export interface TestContext {
+  db: Db;
+  database: TestDatabase;
+  redis: Redis;
+  start(options?: StartOptions): Promise<TestApi>;
+  close(): Promise<void>;
+}
+
+/** Per test file: `beforeAll(async () => (ctx = await openTestContext()))`, `afterAll(() => ctx.close())`. */
+export async function openTestContext(): Promise<TestContext> {
+  const database = await createTestDatabase();
+  const db = openDb({ databaseUrl: database.url, poolMax: 10, dataDir: tmpdir() });
+  await migrate(db);
+  const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
+  await redis.ping();
+  const open = new Set<TestApi>();
+  return {
+    db,
+    database,
+    redis,
+    async start(options = {}) {
+      const parsed = testConfig({ DATABASE_URL: database.url, ...options.config });
+      const config: ApiConfig = options.memoryLimiters ? { ...parsed, REDIS_URL: undefined } : parsed;
+      const services = await buildServices(config, {
+        db,
+        redis: options.memoryLimiters || options.useOwnRedis ? undefined : redis,
+        limits: { ...DEFAULT_LIMITS, ...options.limits },
+        defaultMetrics: false,
+      });
+      const listening = await listen(buildApp(services, options), 0, '127.0.0.1');
+      const api: TestApi = {
+        url: listening.url,
+        services,
+        async account({ tier = 'free', usd } = {}) {
+          const account = await services.accounts.create({ email: `t-${randomBytes(4).toString('hex')}@example.com`, tier });
+          if (usd !== undefined) await services.accounts.setGrant(account.id, parseUsd(usd));
+          return { accountId: account.id, apiKey: await services.keys.create(account.id, 'test') };
+        },
+        get(path, init = {}) {
+          const { key, ...rest } = init;
+          const headers = new Headers(rest.headers);
+          if (key) headers.set('authorization', `Bearer ${key}`);
+          return fetch(`${listening.url}${path}`, { ...rest, headers });
+        },
+        async close() {
+          open.delete(api);
+          await listening.close();
+          listening.server.closeAllConnections();
+          await closeServices(services, { keepDb: true });
+        },
+      };
+      open.add(api);
+      return api;
+    },
+    async close() {
+      for (const api of [...open]) await api.close();
+      redis.disconnect();
+      await db.destroy();
+      await database.drop();
+    },
+  };
+}
