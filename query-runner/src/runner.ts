@@ -17,6 +17,8 @@ import { createRedisCoordination } from './coordination-redis.ts';
 import { DatabaseManager } from './database-manager.ts';
 import { createApp, metricsHandler } from './http/routes.ts';
 import { createLimiter } from './limiter.ts';
+import { runLookup } from './lookups/run-lookup.ts';
+import type { LookupRequest } from '@uda/shared/runner-contract';
 import { createMetrics, setDataVersion } from './metrics.ts';
 import { QueryService } from './query-service.ts';
 import { ResultStore } from './result-store.ts';
@@ -66,7 +68,10 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
   });
   let accepting = true;
   const separateMetrics = config.RUNNER_METRICS_PORT !== undefined;
-  const app = createApp({ service, metrics, logger, ready: () => databases.ready, accepting: () => accepting, serveMetrics: !separateMetrics });
+  const lookup = (request: LookupRequest) => runLookup({ databases, limiter, timeoutMs: limits.timeoutMs }, request);
+  const app = createApp({
+    service, metrics, logger, lookup, ready: () => databases.ready, accepting: () => accepting, serveMetrics: !separateMetrics,
+  });
   const server = await listen(app, config.RUNNER_PORT, config.RUNNER_HOST);
   const metricsServer = separateMetrics
     ? await listen(express().get('/metrics', metricsHandler(metrics)), config.RUNNER_METRICS_PORT ?? 0, config.RUNNER_HOST)

@@ -94,3 +94,20 @@ export const runnerErrorSchema = z.object({
   retryAfterSeconds: z.number().int().positive().optional(),
 });
 export type RunnerErrorBody = z.infer<typeof runnerErrorSchema>;
+
+/** Keyword lookups of the stored sources (gutenberg, census, food, pwc, sec): our SQL, not the user's. */
+export const STORED_SOURCES = ['gutenberg', 'census', 'food', 'pwc', 'sec'] as const;
+
+export const lookupRequestSchema = z.object({
+  source: z.enum(STORED_SOURCES),
+  keywords: z.string().min(1).max(500),
+  limit: z.number().int().min(1).max(50).default(10),
+});
+export type LookupRequest = z.infer<typeof lookupRequestSchema>;
+
+/** 200 of `POST /v1/lookups`: one page of results and the count of every match. */
+export const lookupResponseSchema = z.object({
+  results: z.array(z.record(z.string(), z.unknown())),
+  total: z.number().int().nonnegative(),
+});
+export type LookupResponse = z.infer<typeof lookupResponseSchema>;

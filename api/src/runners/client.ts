@@ -6,6 +6,9 @@
  * Anything else (a reset, a timeout, a runner dying mid-query) is QUERY_BACKEND_UNAVAILABLE.
  */
 import {
+  lookupResponseSchema,
+  type LookupRequest,
+  type LookupResponse,
   queryResponseSchema,
   runnerErrorSchema,
   type QueryResponse,
@@ -52,8 +55,19 @@ export class RunnerClient {
     return this.call(queryId, `/v1/results/${encodeURIComponent(queryId)}/${format}`, { method: 'GET' });
   }
 
-  private async call(queryId: string, path: string, init: { method: string; body?: string }): Promise<QueryResponse> {
-    const runners = rankRunners(queryId, this.options.pool.ready());
+  /** A stored-source keyword lookup; any runner can answer it, so it is routed by its text. */
+  lookup(request: LookupRequest): Promise<LookupResponse> {
+    const route = `${request.source}\n${request.keywords}`;
+    return this.call(route, '/v1/lookups', { method: 'POST', body: JSON.stringify(request) }, (body) => lookupResponseSchema.parse(body));
+  }
+
+  private async call<T = QueryResponse>(
+    routeKey: string,
+    path: string,
+    init: { method: string; body?: string },
+    parse: (body: unknown) => T = (body) => queryResponseSchema.parse(body) as T,
+  ): Promise<T> {
+    const runners = rankRunners(routeKey, this.options.pool.ready());
     for (const runner of runners) {
       let response: Response;
       try {
@@ -66,12 +80,12 @@ export class RunnerClient {
         if (connectionRefused(error)) continue;
         throw this.unavailable();
       }
-      return this.parse(response);
+      return this.parse(response, parse);
     }
     throw this.unavailable();
   }
 
-  private async parse(response: Response): Promise<QueryResponse> {
+  private async parse<T>(response: Response, parse: (body: unknown) => T): Promise<T> {
     let body: unknown;
     try {
       body = await response.json();
@@ -79,9 +93,11 @@ export class RunnerClient {
       throw this.unavailable();
     }
     if (response.ok) {
-      const parsed = queryResponseSchema.safeParse(body);
-      if (parsed.success) return parsed.data;
-      throw new RunnerCallError('INTERNAL', 'the query-runner sent a malformed result');
+      try {
+        return parse(body);
+      } catch {
+        throw new RunnerCallError('INTERNAL', 'the query-runner sent a malformed result');
+      }
     }
     const error = runnerErrorSchema.safeParse(body);
     if (!error.success) throw this.unavailable();

@@ -5,12 +5,13 @@
 import express from 'express';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { Logger } from '@uda/shared/logger';
-import { queryResponseSchema, resultFormatSchema, runQueryRequestSchema } from '@uda/shared/runner-contract';
+import { lookupRequestSchema, lookupResponseSchema, queryResponseSchema, resultFormatSchema, runQueryRequestSchema } from '@uda/shared/runner-contract';
 import { z } from 'zod';
 import { ObjectStoreError } from '@uda/shared/object-store';
 import { RunnerError, SANDBOX_REFUSAL_MESSAGE, unavailableError } from '../errors.ts';
 import type { RunnerMetrics } from '../metrics.ts';
 import type { QueryService } from '../query-service.ts';
+import type { LookupRequest, LookupResponse } from '@uda/shared/runner-contract';
 
 export interface AppDeps {
   readonly service: QueryService;
@@ -20,6 +21,7 @@ export interface AppDeps {
   /** False once SIGTERM arrived: new queries are refused so the pod drains. */
   readonly accepting: () => boolean;
   readonly serveMetrics: boolean;
+  readonly lookup: (request: LookupRequest) => Promise<LookupResponse>;
 }
 
 const resultParams = z.object({ queryId: z.uuid(), format: resultFormatSchema });
@@ -46,6 +48,12 @@ export function createApp(deps: AppDeps): express.Express {
     if (!parsed.success) throw new RunnerError('QUERY_INVALID', 'Expected /v1/results/<uuid>/<json|csv|parquet>.');
     return deps.service.stored(parsed.data.queryId, parsed.data.format);
   }));
+  app.post('/v1/lookups', async (req, res) => {
+    if (!deps.accepting()) throw new RunnerError('QUERY_BACKEND_UNAVAILABLE', 'The query runner is shutting down.', 1);
+    const parsed = lookupRequestSchema.safeParse(req.body);
+    if (!parsed.success) throw new RunnerError('QUERY_INVALID', `Invalid request: ${z.prettifyError(parsed.error)}`);
+    res.json(lookupResponseSchema.parse(await deps.lookup(parsed.data)));
+  });
   app.use((_req, res) => void res.status(404).json({ code: 'RESULT_NOT_FOUND', message: 'No such route.' }));
   app.use(errorHandler(deps));
   return app;

@@ -1,0 +1,108 @@
+/**
+ * Stored-source lookups through the runner's HTTP API, on a database the real exporter built from
+ * the sample data (run as its CLI, so the workspaces stay independent).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { lookupResponseSchema, type LookupResponse } from '@uda/shared/runner-contract';
+import { redisPrefix, startInProcess } from '../../test/harness.ts';
+import type { StartedRunner } from '../runner.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+let dataDir: string;
+let runner: StartedRunner;
+
+async function lookup(body: unknown): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${runner.url}/v1/lookups`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+}
+
+async function ok(source: string, keywords: string, limit = 10): Promise<LookupResponse> {
+  const { status, body } = await lookup({ source, keywords, limit });
+  expect(status).toBe(200);
+  return lookupResponseSchema.parse(body);
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'uda-lookups-'));
+  const exported = spawnSync(join(ROOT, 'node_modules/.bin/node'), [join(ROOT, 'exporter/src/main.ts')], {
+    env: { PATH: process.env.PATH, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+    encoding: 'utf8',
+  });
+  if (exported.status !== 0) throw new Error(`export failed: ${exported.stderr}`);
+  runner = await startInProcess({
+    DATA_DIR: dataDir,
+    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    REDIS_KEY_PREFIX: redisPrefix('lookups'),
+    RUNNER_PORT: '0',
+    MANIFEST_POLL_MS: '100',
+    LOG_LEVEL: 'silent',
+  });
+  for (let i = 0; i < 200 && !runner.databases.ready; i++) await new Promise((r) => setTimeout(r, 50));
+});
+
+afterAll(async () => {
+  await runner.shutdown(0);
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('POST /v1/lookups', () => {
+  it('gutenberg: every word must match, titles first, with the book URL', async () => {
+    const { results, total } = await ok('gutenberg', 'declaration independence');
+    expect(total).toBeGreaterThanOrEqual(1);
+    expect(results[0]).toMatchObject({ text_id: 1, title: 'The Declaration of Independence of the United States of America', url: 'https://www.gutenberg.org/ebooks/1' });
+    expect(results[0]!.authors).toEqual([{ name: 'Jefferson, Thomas', dates: '1743-1826', role: 'Author' }]);
+  });
+
+  it('gutenberg: a title with a word the SQL validator forbids is still found', async () => {
+    const { results } = await ok('gutenberg', 'copy');
+    expect(results.length).toBeGreaterThan(0);
+    for (const book of results) expect(JSON.stringify(book).toLowerCase()).toContain('copy');
+  });
+
+  it('census: counties and states with their latest population, Latin-1 names intact', async () => {
+    const { results } = await ok('census', 'doña ana');
+    expect(results[0]).toMatchObject({ level: 'county', name: 'Doña Ana County, New Mexico', state_fips: '35', county_fips: '013', year: 2019 });
+    const states = await ok('census', 'texas');
+    expect(states.results[0]).toMatchObject({ level: 'state', name: 'Texas', year: 2023 });
+    expect(typeof states.results[0]!.population).toBe('number');
+  });
+
+  it('food: description words, category, and the main nutrients', async () => {
+    const { results } = await ok('food', 'butter salted');
+    expect(results[0]).toMatchObject({ fdc_id: 9001001, description: 'Butter, salted', category: 'Dairy and Egg Products', energy_kcal: 717, fat_g: 81.11 });
+  });
+
+  it('pwc: by arXiv id or words, with the code repositories', async () => {
+    const { results } = await ok('pwc', '1706.03762');
+    expect(results[0]).toMatchObject({ title: 'Attention Is All You Need' });
+    expect(results[0]!.repositories).toContainEqual({ repo_url: 'https://github.com/tensorflow/tensor2tensor', is_official: true, framework: 'tf' });
+  });
+
+  it('sec: an exact ticker first, with recent filings', async () => {
+    const { results } = await ok('sec', 'tsla');
+    expect(results[0]).toMatchObject({ ticker: 'TSLA', cik: 1318605 });
+    expect((results[0]!.recent_filings as unknown[]).length).toBe(5);
+  });
+
+  it('pages with limit and counts every match in total', async () => {
+    const page = await ok('sec', 'bank', 3);
+    expect(page.results).toHaveLength(3);
+    expect(page.total).toBeGreaterThan(3);
+  });
+
+  it('treats % and _ in keywords as plain characters', async () => {
+    expect(await ok('gutenberg', '%')).toEqual({ results: [], total: 0 });
+    expect(await ok('gutenberg', '___')).toEqual({ results: [], total: 0 });
+  });
+});
+
+describe('POST /v1/lookups errors', () => {
+  it('400 QUERY_INVALID for a live source or a bad limit', async () => {
+    expect(await lookup({ source: 'wiki', keywords: 'x' })).toMatchObject({ status: 400, body: { code: 'QUERY_INVALID' } });
+    expect(await lookup({ source: 'sec', keywords: 'x', limit: 500 })).toMatchObject({ status: 400, body: { code: 'QUERY_INVALID' } });
+  });
+});
