@@ -4,6 +4,11 @@
  */
 import { z } from 'zod';
 import { commonEnv, envPort, loadConfigOrExit, parseConfig } from '@uda/shared/config';
+import { objectStoreEnv } from '@uda/shared/object-store';
+import { DEFAULT_LIVE_CONFIG, LIVE_CONFIG_HELP } from './live/setup.ts';
+
+const ms = (max: number) => z.coerce.number().int().min(0).max(max);
+const live = <K extends keyof typeof LIVE_CONFIG_HELP>(key: K) => LIVE_CONFIG_HELP[key];
 
 const secret = (help: string) => z.string().min(32, 'must be at least 32 characters').optional().describe(help);
 
@@ -11,10 +16,10 @@ export const apiEnv = z
   .object({
     ...commonEnv,
     HOST: z.string().default('0.0.0.0').describe('Address the public API listens on'),
-    PORT: envPort.default(3000).describe('Public API port (0 picks a free port)'),
-    METRICS_PORT: envPort.default(9091).describe('Port for /healthz, /readyz and /metrics (0 picks a free port)'),
+    PORT: envPort.default(8080).describe('Public API port (0 picks a free port)'),
+    METRICS_PORT: envPort.default(9090).describe('Port for /healthz, /readyz and /metrics (0 picks a free port)'),
     ADMIN_HOST: z.string().default('127.0.0.1').describe('Address the admin API listens on; keep it private'),
-    ADMIN_PORT: envPort.default(3001).describe('Admin API port (0 picks a free port)'),
+    ADMIN_PORT: envPort.default(8081).describe('Admin API port (0 picks a free port)'),
     ADMIN_TOKEN: secret('Bearer token for the admin API; unset generates one into DATA_DIR/admin-token'),
     DATABASE_URL: z
       .string()
@@ -49,6 +54,30 @@ export const apiEnv = z
       .default(5_000)
       .describe('How long a pod caches an API key lookup; a revocation or plan change made via another pod applies after at most this'),
     CORS_ORIGINS: z.string().default('*').describe('Comma-separated origins allowed by CORS on public data routes, or *'),
+    ...objectStoreEnv,
+    QUERY_RUNNER_URLS: z
+      .string()
+      .default('http://127.0.0.1:8090')
+      .describe('Comma-separated query-runner base URLs, used when QUERY_RUNNER_SERVICE is unset'),
+    QUERY_RUNNER_SERVICE: z
+      .string()
+      .optional()
+      .describe('In Kubernetes: the runner Service whose EndpointSlices list the ready runners (in-cluster credentials)'),
+    QUERY_RUNNER_PORT_NAME: z.string().default('http').describe('Named port of the runner API in its EndpointSlices'),
+    POD_NAMESPACE: z.string().default('default').describe('Namespace of the runner Service (set from the downward API)'),
+    QUERY_RUNNER_TIMEOUT_MS: ms(600_000)
+      .default(35_000)
+      .describe("Deadline of one call to a runner; longer than the runner's QUERY_TIMEOUT_MS so the runner reports timeouts"),
+    UPSTREAM_CONTACT_EMAIL: z.string().default(DEFAULT_LIVE_CONFIG.contactEmail).describe(live('contactEmail')),
+    UPSTREAM_TIMEOUT_MS: ms(120_000).default(DEFAULT_LIVE_CONFIG.timeoutMs).describe(live('timeoutMs')),
+    WIKIPEDIA_BASE_URL: z.url().default(DEFAULT_LIVE_CONFIG.wikipediaBaseUrl).describe(live('wikipediaBaseUrl')),
+    WIKIPEDIA_REST_BASE_URL: z.string().default(DEFAULT_LIVE_CONFIG.wikipediaRestBaseUrl).describe(live('wikipediaRestBaseUrl')),
+    ARXIV_BASE_URL: z.url().default(DEFAULT_LIVE_CONFIG.arxivBaseUrl).describe(live('arxivBaseUrl')),
+    STACKEXCHANGE_BASE_URL: z.url().default(DEFAULT_LIVE_CONFIG.stackexchangeBaseUrl).describe(live('stackexchangeBaseUrl')),
+    STACKEXCHANGE_KEY: z.string().optional().describe(live('stackexchangeKey')),
+    PYPI_BASE_URL: z.url().default(DEFAULT_LIVE_CONFIG.pypiBaseUrl).describe(live('pypiBaseUrl')),
+    OPENALEX_BASE_URL: z.url().default(DEFAULT_LIVE_CONFIG.openalexBaseUrl).describe(live('openalexBaseUrl')),
+    OPENALEX_API_KEY: z.string().optional().describe(live('openalexApiKey')),
     SHUTDOWN_GRACE_MS: z.coerce
       .number()
       .int()
@@ -78,7 +107,7 @@ export function loadApiConfig(): ApiConfig {
 /** The admin CLI's own settings: where the admin API is and how to authenticate. */
 export const adminCliEnv = z.object({
   DATA_DIR: commonEnv.DATA_DIR,
-  ADMIN_PORT: envPort.default(3001).describe('Admin API port'),
+  ADMIN_PORT: envPort.default(8081).describe('Admin API port'),
   ADMIN_URL: z.url().optional().describe('Admin API base URL for `npm run admin`; default http://127.0.0.1:$ADMIN_PORT'),
   ADMIN_TOKEN: z.string().optional().describe('Admin bearer token; unset reads DATA_DIR/admin-token'),
 });

@@ -21,6 +21,17 @@ import { anonymousLimit } from './middleware/anonymous-limit/index.ts';
 import { type DailyCapOptions, dailyCap } from './middleware/daily-cap/index.ts';
 import { requireKey } from './middleware/require-key/index.ts';
 import { resolveSecrets } from './secrets.ts';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createObjectStore, type ObjectStore } from '@uda/shared/object-store';
+import { KnexStaleCopyStore } from './live/copies.ts';
+import { DEFAULT_ETIQUETTE } from './live/etiquette.ts';
+import { MemoryEtiquette } from './live/etiquette-memory.ts';
+import { RedisEtiquette } from './live/etiquette-redis.ts';
+import type { LiveDeps } from './live/lookup.ts';
+import { createLiveDeps, DEFAULT_LIVE_CONFIG, type LiveConfig } from './live/setup.ts';
+import { RunnerClient } from './runners/client.ts';
+import { KubernetesRunnerPool } from './runners/k8s-pool.ts';
+import { StaticRunnerPool, type RunnerPool } from './runners/pool.ts';
 
 export interface Counters {
   readonly burst: RateLimiterAbstract;
@@ -55,6 +66,12 @@ export interface Services {
   readonly limits: Limits;
   readonly adminToken: string;
   readonly state: { ready: boolean };
+  /** Exports, query results and sheets. */
+  readonly store: ObjectStore;
+  readonly runnerPool: RunnerPool;
+  readonly runners: RunnerClient;
+  /** Live upstream lookups: clients, etiquette, breakers, stale copies. */
+  readonly live: LiveDeps;
 }
 
 export interface ServiceOverrides {
@@ -64,6 +81,8 @@ export interface ServiceOverrides {
   db?: Db;
   /** An existing Redis client (tests); `closeServices` leaves it open. */
   redis?: Redis;
+  /** Live-source settings beyond the environment's (tests shorten etiquette intervals). */
+  live?: Partial<LiveConfig>;
   defaultMetrics?: boolean;
 }
 
@@ -86,6 +105,8 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   if (!(await limiterBackend.ready())) logger.warn('Redis not reachable yet; rate limits use the in-process insurance limiter meanwhile');
   const counters = buildCounters(limiterBackend, limits);
   const guards = buildGuards({ counters, limits, metrics, meter });
+  const runnerPool = await buildRunnerPool(config, logger);
+  const live = buildLive(config, db, limiterBackend, logger, overrides.live);
   return {
     config,
     logger,
@@ -100,7 +121,50 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     limits,
     adminToken: secrets.adminToken,
     state: { ready: true },
+    store: createObjectStore(config),
+    runnerPool,
+    runners: new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS }),
+    live,
   };
+}
+
+/** Kubernetes: the runner Service's EndpointSlices; elsewhere the static list (DECISIONS §6 routing). */
+async function buildRunnerPool(config: ApiConfig, logger: Logger): Promise<RunnerPool> {
+  if (!config.QUERY_RUNNER_SERVICE) {
+    return new StaticRunnerPool(config.QUERY_RUNNER_URLS.split(',').map((u) => u.trim()).filter(Boolean));
+  }
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromCluster();
+  return KubernetesRunnerPool.start({
+    kubeConfig,
+    namespace: config.POD_NAMESPACE,
+    serviceName: config.QUERY_RUNNER_SERVICE,
+    portName: config.QUERY_RUNNER_PORT_NAME,
+    logger,
+  });
+}
+
+function buildLive(config: ApiConfig, db: Db, limiter: LimiterBackend, logger: Logger, extra: Partial<LiveConfig> = {}): LiveDeps {
+  const onError = (error: unknown) => logger.warn({ err: error }, 'live lookup background failure');
+  const etiquette =
+    limiter instanceof RedisLimiterBackend
+      ? new RedisEtiquette({ redis: limiter.client, prefix: config.REDIS_KEY_PREFIX, rules: DEFAULT_ETIQUETTE, onError })
+      : new MemoryEtiquette({ rules: DEFAULT_ETIQUETTE });
+  const liveConfig: LiveConfig = {
+    ...DEFAULT_LIVE_CONFIG,
+    contactEmail: config.UPSTREAM_CONTACT_EMAIL,
+    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    wikipediaBaseUrl: config.WIKIPEDIA_BASE_URL,
+    wikipediaRestBaseUrl: config.WIKIPEDIA_REST_BASE_URL,
+    arxivBaseUrl: config.ARXIV_BASE_URL,
+    stackexchangeBaseUrl: config.STACKEXCHANGE_BASE_URL,
+    stackexchangeKey: config.STACKEXCHANGE_KEY,
+    pypiBaseUrl: config.PYPI_BASE_URL,
+    openalexBaseUrl: config.OPENALEX_BASE_URL,
+    openalexApiKey: config.OPENALEX_API_KEY,
+    ...extra,
+  };
+  return createLiveDeps({ config: liveConfig, etiquette, copies: new KnexStaleCopyStore(db), onBackgroundError: onError });
 }
 
 function buildCounters(backend: LimiterBackend, limits: Limits): Counters {
@@ -130,6 +194,7 @@ function buildGuards(s: { counters: Counters; limits: Limits; metrics: Metrics; 
 }
 
 export async function closeServices(services: Services, options: { keepDb?: boolean } = {}): Promise<void> {
+  await services.runnerPool.close();
   await services.limiterBackend.close();
   if (!options.keepDb) await services.db.destroy();
 }

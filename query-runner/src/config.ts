@@ -14,7 +14,7 @@ export const runnerConfigSchema = z.object({
   ...commonEnv,
   ...objectStoreEnv,
   RUNNER_HOST: z.string().default('127.0.0.1').describe('Interface the internal HTTP API listens on'),
-  RUNNER_PORT: envPort.default(8081).describe('Port of the internal HTTP API (0 picks a free port)'),
+  RUNNER_PORT: envPort.default(8090).describe('Port of the internal HTTP API (0 picks a free port)'),
   RUNNER_METRICS_PORT: optional(envPort).describe('Separate port for /metrics; unset serves /metrics on RUNNER_PORT'),
   REDIS_URL: optional(z.url()).describe('Redis for per-query locks and the result index; unset uses in-process stores (one runner only)'),
   REDIS_KEY_PREFIX: z.string().default('uda:runner:').describe('Prefix of every Redis key the runner writes'),

@@ -3,9 +3,16 @@
  * Node's type stripping, jest and a bundled image.
  */
 import type { Knex } from 'knex';
+import * as datasets from '@uda/shared/db/datasets';
+import * as liveCopies from '@uda/shared/db/live-copies';
 import * as core from './0001_core.ts';
 
-const MIGRATIONS: readonly { name: string; module: Knex.Migration }[] = [{ name: '0001_core', module: core }];
+/** Tables another workspace also uses live in `@uda/shared/db` (the exporter reads them). */
+const MIGRATIONS: readonly { name: string; module: Knex.Migration }[] = [
+  { name: '0001_core', module: core },
+  { name: '0002_live_copies', module: liveCopies },
+  { name: '0003_datasets', module: datasets },
+];
 
 export const migrationSource: Knex.MigrationSource<(typeof MIGRATIONS)[number]> = {
   getMigrations: async () => [...MIGRATIONS],

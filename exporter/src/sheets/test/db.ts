@@ -6,7 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import knexModule from 'knex';
 import type { Knex } from 'knex';
 import type { ObjectStore } from '@uda/shared/object-store';
-import { up } from '../migrations/datasets.ts';
+import { up } from '@uda/shared/db/datasets';
 import type { SheetFormat } from '../formats.ts';
 
 export interface TestDatabase {

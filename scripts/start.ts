@@ -1,0 +1,96 @@
+/**
+ * `npm start`: the whole service on one machine, on embedded defaults (DECISIONS §1). Builds the
+ * exports from the bundled sample data when there are none, starts the query-runner as a child
+ * process, then the API, and prints where everything is. Ctrl-C or SIGTERM stops both gracefully.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { commonEnv, envPort, loadConfigOrExit, parseConfig } from '@uda/shared/config';
+import { MANIFEST_KEY } from '@uda/shared/manifest';
+import { createObjectStore, objectStoreEnv } from '@uda/shared/object-store';
+
+const ROOT = join(import.meta.dirname, '..');
+
+const startEnv = z.object({
+  ...commonEnv,
+  ...objectStoreEnv,
+  PORT: envPort.default(8080),
+  METRICS_PORT: envPort.default(9090),
+  ADMIN_PORT: envPort.default(8081),
+  RUNNER_PORT: envPort.default(8090),
+});
+
+const config = loadConfigOrExit(() => parseConfig(startEnv, process.env));
+const children: ChildProcess[] = [];
+let stopping = false;
+
+function run(name: string, script: string, env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [join(ROOT, script)], { stdio: 'inherit', env: { ...process.env, ...env } });
+  child.once('exit', (code, signal) => {
+    if (stopping) return;
+    console.error(`[start] ${name} exited (${signal ?? code}); stopping everything`);
+    void stop(1);
+  });
+  children.push(child);
+  return child;
+}
+
+async function exportIfMissing(): Promise<void> {
+  const store = createObjectStore(config);
+  if (await store.head(MANIFEST_KEY)) return;
+  console.error(`[start] no exports in ${store.description}: building them from the sample data`);
+  const child = spawn(process.execPath, [join(ROOT, 'exporter/src/main.ts')], { stdio: 'inherit' });
+  const code: number | null = await new Promise((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error('the export build failed; see the log above');
+}
+
+async function waitReady(url: string, what: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (stopping) return;
+    const ok = await fetch(url).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${what} did not become ready at ${url}`);
+}
+
+async function stop(code: number): Promise<void> {
+  stopping = true;
+  const exits = children.filter((c) => c.exitCode === null).map((c) => new Promise((r) => (c.once('exit', r), c.kill('SIGTERM'))));
+  await Promise.all(exits);
+  process.exit(code);
+}
+
+process.once('SIGINT', () => void stop(0));
+process.once('SIGTERM', () => void stop(0));
+
+try {
+  await exportIfMissing();
+  const runnerUrl = `http://127.0.0.1:${config.RUNNER_PORT}`;
+  run('query-runner', 'query-runner/src/main.ts', { RUNNER_PORT: String(config.RUNNER_PORT), RUNNER_METRICS_PORT: '' });
+  await waitReady(`${runnerUrl}/readyz`, 'the query-runner');
+  run('api', 'api/src/main.ts', {
+    PORT: String(config.PORT),
+    METRICS_PORT: String(config.METRICS_PORT),
+    ADMIN_PORT: String(config.ADMIN_PORT),
+    QUERY_RUNNER_URLS: runnerUrl,
+  });
+  await waitReady(`http://127.0.0.1:${config.METRICS_PORT}/readyz`, 'the API');
+  console.error(
+    [
+      '',
+      'Unified Data API is running on embedded defaults:',
+      `  API            http://127.0.0.1:${config.PORT}   (try: curl http://127.0.0.1:${config.PORT}/api/v1/auth/usage)`,
+      `  health/metrics http://127.0.0.1:${config.METRICS_PORT}/readyz  /metrics`,
+      `  admin API      http://127.0.0.1:${config.ADMIN_PORT}   (npm run admin -- account create --email you@example.com --tier free)`,
+      `  query-runner   ${runnerUrl}   (internal)`,
+      `  data folder    ${join(config.DATA_DIR)}   (exports, database, generated secrets)`,
+      '',
+    ].join('\n'),
+  );
+} catch (error) {
+  console.error(`[start] ${error instanceof Error ? error.message : String(error)}`);
+  await stop(1);
+}
