@@ -51,7 +51,7 @@ describe('two runners', () => {
     expect(done.status).toBe(200);
     expect(second.status).toBe(503);
     expect(second.body.code).toBe('QUERY_BUSY');
-    const executions = (await counterValue(a!.metricsUrl, 'runner_query_executions_total')) + (await counterValue(b!.metricsUrl, 'runner_query_executions_total'));
+    const executions = (await counterValue(a!.metricsUrl, 'uda_query_executions_total')) + (await counterValue(b!.metricsUrl, 'uda_query_executions_total'));
     expect(executions).toBe(1);
     // Any runner serves any stored result.
     const again = queryResponseSchema.parse((await postQuery(b!.url, { queryId, sql: SLOW_SQL })).body);

@@ -40,10 +40,10 @@ describe('embedded default and admin CLI', () => {
     expect(await (await fetch(`${running.metricsUrl}/readyz`)).json()).toEqual({ status: 'ready' });
     await fetch(`${running.url}/api/v1/auth/usage`);
     const metrics = await (await fetch(`${running.metricsUrl}/metrics`)).text();
-    expect(metrics).toContain('http_request_duration_seconds_bucket{');
+    expect(metrics).toContain('uda_http_request_duration_seconds_bucket{');
     expect(metrics).toContain('route="/api/v1/auth/usage",status_class="2xx"');
-    expect(metrics).toContain('rate_limit_rejections_total');
-    expect(metrics).toContain('credits_charged_usd_total');
+    expect(metrics).toContain('uda_rate_limit_rejections_total');
+    expect(metrics).toContain('uda_credits_charged_micro_usd_total');
     expect((await fetch(`${running.url}/metrics`)).status).toBe(404);
   });
 

@@ -10,7 +10,7 @@
  * are never billed. Charges are idempotent per key (the request id unless a query id is given).
  */
 import type { Request, RequestHandler, Response } from 'express';
-import type { PriceClass } from '@uda/shared/catalog';
+import { findSource, type PriceClass } from '@uda/shared/catalog';
 import type { Logger } from '@uda/shared/logger';
 import type { AccountStore, BreakdownItem } from '../accounts/store.ts';
 import { ApiError } from '../errors/api-error.ts';
@@ -25,6 +25,8 @@ export interface SettleOptions {
   idempotencyKey?: string;
   breakdown?: readonly BreakdownItem[];
   queryId?: string;
+  /** Metrics label; defaults to the class of the breakdown's sources. */
+  priceClass?: string;
 }
 
 export interface Settlement {
@@ -102,7 +104,7 @@ export class Meter {
     this.#remember(caller.accountId, result.balanceMicro);
     if (!result.ok) throw insufficient(result.balanceMicro, options.costMicro);
     const charged = result.duplicate ? 0 : result.chargedMicro;
-    if (charged) this.#metrics?.creditsChargedUsd.inc(charged / 1e6);
+    if (charged) this.#metrics?.creditsChargedMicro.inc({ tier: caller.tier, price_class: options.priceClass ?? priceClassOf(options.breakdown) }, charged);
     res.setHeader('X-Credit-Cost', formatUsd(charged));
     res.setHeader('X-Credits-Remaining', formatUsd(result.balanceMicro));
     return { chargedMicro: charged, balanceMicro: result.balanceMicro, idempotencyKey };
@@ -111,7 +113,7 @@ export class Meter {
   /** Returns a charge made under `idempotencyKey`, once. */
   async refund(idempotencyKey: string, requestId?: string): Promise<number> {
     const refunded = await this.#accounts.refund(idempotencyKey, requestId);
-    if (refunded) this.#metrics?.creditsRefundedUsd.inc(refunded / 1e6);
+    if (refunded) this.#metrics?.refunds.inc();
     return refunded;
   }
 
@@ -125,6 +127,11 @@ export class Meter {
       );
     });
   }
+}
+
+function priceClassOf(breakdown: readonly BreakdownItem[] = []): string {
+  const classes = new Set(breakdown.map((item) => findSource(item.source)?.priceClass ?? 'open'));
+  return classes.size > 1 ? 'mixed' : ([...classes][0] ?? 'open');
 }
 
 function insufficient(balanceMicro: number, costMicro: number): ApiError {

@@ -77,13 +77,13 @@ describe('POST /v1/queries', () => {
 
   it('serves the same query id from the stored result without running it again', async () => {
     const queryId = randomUUID();
-    const before = await counterValue(runner.metricsUrl, 'runner_query_executions_total');
+    const before = await counterValue(runner.metricsUrl, 'uda_query_executions_total');
     const first = queryResponseSchema.parse((await postQuery(runner.url, { queryId, sql: 'SELECT name FROM census_states ORDER BY name' })).body);
     const second = queryResponseSchema.parse((await postQuery(runner.url, { queryId, sql: 'SELECT name FROM census_states ORDER BY name' })).body);
     expect(second.cached).toBe(true);
     expect(second.rows).toEqual(first.rows);
     expect(second.result.objects.parquet.etag).toBe(first.result.objects.parquet.etag);
-    expect(await counterValue(runner.metricsUrl, 'runner_query_executions_total')).toBe(before + 1);
+    expect(await counterValue(runner.metricsUrl, 'uda_query_executions_total')).toBe(before + 1);
   });
 
   it('bills a query that reads no table to no source', async () => {
@@ -146,7 +146,7 @@ describe('errors', () => {
     expect(first.status).toBe(408);
     expect(first.body.code).toBe('QUERY_TIMEOUT');
     expect((await postQuery(runner.url, body)).status).toBe(408);
-    expect(await counterValue(runner.metricsUrl, 'runner_query_timeouts_total')).toBeGreaterThanOrEqual(2);
+    expect(await counterValue(runner.metricsUrl, 'uda_query_timeouts_total')).toBeGreaterThanOrEqual(2);
   });
 
   it('answers 413 QUERY_RESULT_TOO_LARGE over the byte limit', async () => {
@@ -182,8 +182,8 @@ describe('errors', () => {
 describe('metrics', () => {
   it('exposes the duration histogram by outcome and the data version', async () => {
     const text = await (await fetch(runner.metricsUrl)).text();
-    expect(text).toMatch(/runner_query_duration_seconds_count\{outcome="QUERY_TIMEOUT"\} \d+/);
-    expect(text).toMatch(/runner_data_version_info\{version="[^"]+"\} 1/);
-    expect(text).toContain('runner_queries_running');
+    expect(text).toMatch(/uda_query_duration_seconds_count\{outcome="QUERY_TIMEOUT"\} \d+/);
+    expect(text).toMatch(/uda_data_version_info\{version="[^"]+"\} 1/);
+    expect(text).toContain('uda_queries_running');
   });
 });
