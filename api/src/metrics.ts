@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics, one registry per service instance (so tests can run several in one process).
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -10,6 +10,15 @@ export class Metrics {
   /** Micro-USD, so that the counter stays an exact integer. */
   readonly creditsChargedMicro: Counter<'tier' | 'price_class'>;
   readonly refunds: Counter;
+  readonly lookups: Counter<'source' | 'outcome'>;
+  readonly upstreamDuration: Histogram<'source'>;
+  readonly exportBytes: Counter;
+  readonly mcpToolCalls: Counter<'tool' | 'outcome'>;
+  readonly backendUnavailable: Counter;
+  /** Read at scrape time: 1 while rate limits run on the in-process insurance limiter (Redis down). */
+  insuranceActive: () => boolean = () => false;
+  /** Read at scrape time: the circuit state of each live upstream. */
+  openCircuits: () => Record<string, boolean> = () => ({});
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
@@ -36,6 +45,40 @@ export class Metrics {
       name: 'uda_refunds_total',
       help: 'Charges refunded (broken downloads, failed deliveries)',
       registers: [this.registry],
+    });
+    const registers = [this.registry];
+    this.lookups = new Counter({ name: 'uda_lookups_total', help: 'Lookups by source and outcome (hit, miss, stale, error code)', labelNames: ['source', 'outcome'], registers });
+    this.upstreamDuration = new Histogram({
+      name: 'uda_upstream_request_duration_seconds',
+      help: 'Live upstream call duration',
+      labelNames: ['source'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.exportBytes = new Counter({ name: 'uda_export_bytes_streamed_total', help: 'Bytes of export and result files sent', registers });
+    this.mcpToolCalls = new Counter({ name: 'uda_mcp_tool_calls_total', help: 'MCP tool calls by tool and outcome', labelNames: ['tool', 'outcome'], registers });
+    this.backendUnavailable = new Counter({
+      name: 'uda_query_backend_unavailable_total',
+      help: 'Requests answered QUERY_BACKEND_UNAVAILABLE (no runner reachable, or one died mid-query)',
+      registers,
+    });
+    const probes = { insurance: () => this.insuranceActive(), circuits: () => this.openCircuits() };
+    new Gauge({
+      name: 'uda_insurance_limiter_active',
+      help: '1 while rate limits run on the in-process insurance limiter because Redis is unreachable',
+      registers,
+      collect() {
+        this.set(probes.insurance() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'uda_upstream_circuit_open',
+      help: '1 while the circuit breaker of a live upstream is open',
+      labelNames: ['source'],
+      registers,
+      collect() {
+        for (const [source, open] of Object.entries(probes.circuits())) this.set({ source }, open ? 1 : 0);
+      },
     });
   }
 }

@@ -107,6 +107,8 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   const guards = buildGuards({ counters, limits, metrics, meter });
   const runnerPool = await buildRunnerPool(config, logger);
   const live = buildLive(config, db, limiterBackend, logger, overrides.live);
+  metrics.insuranceActive = () => limiterBackend instanceof RedisLimiterBackend && limiterBackend.client.status !== 'ready';
+  metrics.openCircuits = () => Object.fromEntries(Object.entries(live.breakers.states()).map(([source, state]) => [source, state === 'open']));
   return {
     config,
     logger,
