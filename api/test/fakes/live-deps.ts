@@ -14,7 +14,9 @@ import { SingleFlight } from '../../src/live/single-flight.ts';
 
 export const TEST_USER_AGENT = 'UnifiedDataAPI/0.1 (live lookups; mailto:tests@example.org)';
 
-export const testHttp: HttpOptions = { userAgent: TEST_USER_AGENT, timeoutMs: 400, maxBytes: 5 * 1024 * 1024 };
+// Generous: on a loaded CI machine a 5 MB fake answer can take longer than a tight deadline, which
+// would turn an oversized-body test into a timeout. The timeout tests use a fake that never answers.
+export const testHttp: HttpOptions = { userAgent: TEST_USER_AGENT, timeoutMs: 1500, maxBytes: 5 * 1024 * 1024 };
 
 const fast = { intervalMs: 0, marginMs: 0, maxWaitMs: 1_000 };
 export const FAST_ETIQUETTE: EtiquetteRules = { wiki: fast, arxiv: fast, stackexchange: fast, pypi: fast, openalex: fast };
