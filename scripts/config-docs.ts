@@ -17,7 +17,7 @@ export const README = join(ROOT, 'README.md');
 
 /** Loaded lazily: each workspace's config module is imported only when the docs are built. */
 export async function configSections(): Promise<ConfigSection[]> {
-  const [{ apiEnv, adminCliEnv }, { runnerConfigSchema }, { exporterConfigSchema }, { sheetsWorkerConfigSchema }] = await Promise.all([
+  const [{ apiEnv, adminCliEnv, migrateEnv }, { runnerConfigSchema }, { exporterConfigSchema }, { sheetsWorkerConfigSchema }] = await Promise.all([
     import('../api/src/config.ts'),
     import('../query-runner/src/config.ts'),
     import('../exporter/src/config.ts'),
@@ -26,6 +26,7 @@ export async function configSections(): Promise<ConfigSection[]> {
   return [
     { id: 'api', schema: apiEnv },
     { id: 'admin-cli', schema: adminCliEnv },
+    { id: 'migrate', schema: migrateEnv },
     { id: 'query-runner', schema: runnerConfigSchema },
     { id: 'exporter', schema: exporterConfigSchema },
     { id: 'sheets-worker', schema: sheetsWorkerConfigSchema },

@@ -85,6 +85,13 @@ export const apiEnv = z
       .max(120_000)
       .default(10_000)
       .describe('On SIGTERM: time allowed for in-flight requests to finish'),
+    SHEETS_MAX_UPLOAD_MB: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1024)
+      .default(50)
+      .describe('Largest connected-sheet upload in MB; larger uploads get 413 and nothing is stored. Keep equal to the worker’s'),
   })
   .superRefine((env, ctx) => {
     // Every pod must hash and encrypt keys alike, so shared storage needs shared secrets.
@@ -116,4 +123,14 @@ export type AdminCliConfig = z.infer<typeof adminCliEnv>;
 
 export function loadAdminCliConfig(): AdminCliConfig {
   return loadConfigOrExit(() => parseConfig(adminCliEnv, process.env));
+}
+
+/** The migration Job's settings (`node api/src/db/migrate.ts`, a Helm pre-install/pre-upgrade hook). */
+export const migrateEnv = z.object({
+  LOG_LEVEL: commonEnv.LOG_LEVEL,
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').describe('PostgreSQL URL to migrate'),
+});
+
+export function loadMigrateConfig(): z.infer<typeof migrateEnv> {
+  return loadConfigOrExit(() => parseConfig(migrateEnv, process.env));
 }
