@@ -39,7 +39,8 @@ export function buildApp(services: Services, options: AppOptions = {}): Express 
   app.use(cors({ origins: config.CORS_ORIGINS.split(',').map((o) => o.trim()) }));
   app.use(burstLimit({ counter: counters.burst, points: limits.burst.points, metrics }));
   app.use(express.json({ limit: '1mb' }));
-  registerRoutes(app, [...apiRoutes(services), ...(options.extraRoutes?.(services) ?? [])], services);
+  // Extra (test, bench) routes first: the lookup routes match any two-segment path and must come last.
+  registerRoutes(app, [...(options.extraRoutes?.(services) ?? []), ...apiRoutes(services)], services);
   app.use(notFound());
   app.use(errorHandler({ logger }));
   return app;

@@ -11,6 +11,7 @@ import { type ApiConfig, loadApiConfig } from './config.ts';
 import { buildOpsApp } from './ops-app.ts';
 import { listen } from './server.ts';
 import { type ServiceOverrides, type Services, buildServices, closeServices } from './services.ts';
+import { startEmbeddedSheetsWorker } from './sheets/embedded-worker.ts';
 
 export interface RunningApi {
   readonly url: string;
@@ -26,6 +27,9 @@ export interface RunningApi {
 export async function startApi(config: ApiConfig, overrides: ServiceOverrides = {}): Promise<RunningApi> {
   const services = await buildServices(config, overrides);
   const demoKey = config.DATABASE_URL ? undefined : await ensureDemoAccount(services);
+  // Embedded default: ingestion runs in this process on the same PGlite; with DATABASE_URL it is
+  // its own process (`node exporter/src/sheets/main.ts`).
+  const sheetsWorker = config.DATABASE_URL ? undefined : startEmbeddedSheetsWorker(services);
   const api = await listen(buildApp(services), config.PORT, config.HOST);
   const ops = await listen(buildOpsApp(services), config.METRICS_PORT, config.HOST);
   const admin = await listen(buildAdminApp(services), config.ADMIN_PORT, config.ADMIN_HOST);
@@ -40,6 +44,7 @@ export async function startApi(config: ApiConfig, overrides: ServiceOverrides = 
       admin.server.closeAllConnections();
       await ops.close();
       ops.server.closeAllConnections();
+      await sheetsWorker?.stop();
       await closeServices(services, { keepDb: Boolean(overrides.db) });
     })());
   return { url: api.url, metricsUrl: ops.url, adminUrl: admin.url, demoKey, services, close };

@@ -18,7 +18,8 @@ import { DatabaseManager } from './database-manager.ts';
 import { createApp, metricsHandler } from './http/routes.ts';
 import { createLimiter } from './limiter.ts';
 import { runLookup } from './lookups/run-lookup.ts';
-import type { LookupRequest } from '@uda/shared/runner-contract';
+import { searchSheet } from './sheets/search.ts';
+import type { LookupRequest, SheetSearchRequest } from '@uda/shared/runner-contract';
 import { createMetrics, setDataVersion } from './metrics.ts';
 import { QueryService } from './query-service.ts';
 import { ResultStore } from './result-store.ts';
@@ -69,8 +70,10 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
   let accepting = true;
   const separateMetrics = config.RUNNER_METRICS_PORT !== undefined;
   const lookup = (request: LookupRequest) => runLookup({ databases, limiter, timeoutMs: limits.timeoutMs }, request);
+  const sheetSearch = (request: SheetSearchRequest) =>
+    searchSheet({ store, databases, limiter, sandboxLimits, scratchDir, timeoutMs: limits.timeoutMs }, request);
   const app = createApp({
-    service, metrics, logger, lookup, ready: () => databases.ready, accepting: () => accepting, serveMetrics: !separateMetrics,
+    service, metrics, logger, lookup, sheetSearch, ready: () => databases.ready, accepting: () => accepting, serveMetrics: !separateMetrics,
   });
   const server = await listen(app, config.RUNNER_PORT, config.RUNNER_HOST);
   const metricsServer = separateMetrics

@@ -111,3 +111,19 @@ export const lookupResponseSchema = z.object({
   total: z.number().int().nonnegative(),
 });
 export type LookupResponse = z.infer<typeof lookupResponseSchema>;
+
+/**
+ * Keyword search over one connected sheet (`POST /v1/sheets/search`): the runner's own
+ * parameterised SQL over every column as text, so the search text is data and never SQL.
+ */
+export const sheetSearchRequestSchema = z.object({
+  key: z.string().min(1).max(1024),
+  q: z.string().max(500),
+  limit: z.number().int().min(1).max(1000).default(1000),
+});
+export type SheetSearchRequest = z.infer<typeof sheetSearchRequestSchema>;
+
+export const sheetSearchResponseSchema = z.object({
+  rows: z.array(z.record(z.string(), z.unknown())),
+});
+export type SheetSearchResponse = z.infer<typeof sheetSearchResponseSchema>;

@@ -51,6 +51,27 @@ export function bodyFor(error: ApiError, ctx: BodyContext): Body {
         : { status: 'error', message: error.message };
     case ErrorCode.INTERNAL_ERROR:
       return internal(ctx);
+    case ErrorCode.UPSTREAM_RATE_LIMITED:
+    case ErrorCode.UPSTREAM_UNAVAILABLE:
+    case ErrorCode.UPSTREAM_FORBIDDEN:
+    case ErrorCode.UPSTREAM_BAD_RESPONSE:
+    case ErrorCode.SOURCE_UNAVAILABLE:
+      return { status: 'error', account_state: ctx.accountState, data: { error: error.message, code: error.code } };
+    case ErrorCode.LOOKUP_NOT_FOUND:
+      return { status: 'error', account_state: ctx.accountState, data: { error: error.message } };
+    case ErrorCode.QUERY_INVALID:
+    case ErrorCode.QUERY_TIMEOUT:
+    case ErrorCode.QUERY_RESULT_TOO_LARGE:
+    case ErrorCode.QUERY_BUSY:
+    case ErrorCode.QUERY_BACKEND_UNAVAILABLE:
+      return { status: 'error', message: error.message, code: error.code };
+    case ErrorCode.DATASET_NOT_FOUND:
+    case ErrorCode.DATASET_FORBIDDEN:
+    case ErrorCode.DATASET_CONFLICT:
+    case ErrorCode.UPLOAD_TOO_LARGE:
+    case ErrorCode.EXPORT_NOT_FOUND:
+    case ErrorCode.EXPORT_UNAVAILABLE:
+      return { status: 'error', message: error.message };
   }
 }
 

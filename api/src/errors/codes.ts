@@ -23,6 +23,28 @@ export const ErrorCode = {
   INTERNAL_ERROR: 'INTERNAL_ERROR',
   ADMIN_UNAUTHORIZED: 'ADMIN_UNAUTHORIZED',
   ADMIN_NOT_FOUND: 'ADMIN_NOT_FOUND',
+  // Data lookups (SPEC "Data source codes"): lookup envelope with `data.code`, never billed.
+  UPSTREAM_RATE_LIMITED: 'UPSTREAM_RATE_LIMITED',
+  UPSTREAM_UNAVAILABLE: 'UPSTREAM_UNAVAILABLE',
+  UPSTREAM_FORBIDDEN: 'UPSTREAM_FORBIDDEN',
+  UPSTREAM_BAD_RESPONSE: 'UPSTREAM_BAD_RESPONSE',
+  SOURCE_UNAVAILABLE: 'SOURCE_UNAVAILABLE',
+  /** A lookup that found nothing: 404 envelope without `code` (SPEC: code only on upstream/internal failures). */
+  LOOKUP_NOT_FOUND: 'LOOKUP_NOT_FOUND',
+  // SQL failures (runner codes): flat `{status, message, code}` (SPEC "Error shapes": `code` added on SQL failures).
+  QUERY_INVALID: 'QUERY_INVALID',
+  QUERY_TIMEOUT: 'QUERY_TIMEOUT',
+  QUERY_RESULT_TOO_LARGE: 'QUERY_RESULT_TOO_LARGE',
+  QUERY_BUSY: 'QUERY_BUSY',
+  QUERY_BACKEND_UNAVAILABLE: 'QUERY_BACKEND_UNAVAILABLE',
+  // Connected sheets (DECISIONS §8): flat `{status, message}`.
+  DATASET_NOT_FOUND: 'DATASET_NOT_FOUND',
+  DATASET_FORBIDDEN: 'DATASET_FORBIDDEN',
+  DATASET_CONFLICT: 'DATASET_CONFLICT',
+  UPLOAD_TOO_LARGE: 'UPLOAD_TOO_LARGE',
+  // Export downloads (DECISIONS §7): flat `{status, message}`.
+  EXPORT_NOT_FOUND: 'EXPORT_NOT_FOUND',
+  EXPORT_UNAVAILABLE: 'EXPORT_UNAVAILABLE',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -41,6 +63,23 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   INTERNAL_ERROR: 500,
   ADMIN_UNAUTHORIZED: 401,
   ADMIN_NOT_FOUND: 404,
+  UPSTREAM_RATE_LIMITED: 503,
+  UPSTREAM_UNAVAILABLE: 503,
+  UPSTREAM_FORBIDDEN: 502,
+  UPSTREAM_BAD_RESPONSE: 502,
+  SOURCE_UNAVAILABLE: 500,
+  LOOKUP_NOT_FOUND: 404,
+  QUERY_INVALID: 400,
+  QUERY_TIMEOUT: 408,
+  QUERY_RESULT_TOO_LARGE: 413,
+  QUERY_BUSY: 503,
+  QUERY_BACKEND_UNAVAILABLE: 503,
+  DATASET_NOT_FOUND: 404,
+  DATASET_FORBIDDEN: 403,
+  DATASET_CONFLICT: 409,
+  UPLOAD_TOO_LARGE: 413,
+  EXPORT_NOT_FOUND: 404,
+  EXPORT_UNAVAILABLE: 503,
 };
 
 /** Messages fixed by the spec or by DECISIONS, quoted exactly. */
@@ -57,6 +96,10 @@ export const MESSAGES = {
   INTERNAL_ERROR: 'Internal Server Error',
   METHOD_NOT_ALLOWED: 'Method not allowed.',
   ADMIN_UNAUTHORIZED: 'Admin token missing or wrong.',
+  SOURCE_UNAVAILABLE: 'The source exists but could not be loaded right now. No credit was used.',
+  DATASET_NOT_FOUND: 'Dataset not found.',
+  QUERY_BACKEND_UNAVAILABLE: 'The query service is temporarily unavailable. Nothing was charged; please retry.',
+  EXPORT_UNAVAILABLE: 'The export store is temporarily unavailable. Nothing was charged; please retry.',
 } as const;
 
 /** Extra facts some codes put in their body. */

@@ -6,12 +6,16 @@ import type { Express, RequestHandler } from 'express';
 import { authenticate } from '../middleware/authenticate/index.ts';
 import { setStyle } from '../request-context.ts';
 import type { Services } from '../services.ts';
-import { mcpMethodRoutes } from './mcp/routes.ts';
+import { datasetRoutes } from './datasets/routes.ts';
+import { lookupRoutes } from './lookups/routes.ts';
+import { mcpRoutes } from './mcp/routes.ts';
+import { exportRoutes } from './exports/routes.ts';
+import { queryRoutes } from './query/routes.ts';
 import type { RouteDef } from './types.ts';
 import { usageRoutes } from './usage/routes.ts';
 
 export function apiRoutes(services: Services): RouteDef[] {
-  return [...usageRoutes(services), ...mcpMethodRoutes()];
+  return [...queryRoutes(services), ...exportRoutes(services), ...usageRoutes(services), ...mcpRoutes(services), ...datasetRoutes(services), ...lookupRoutes(services)];
 }
 
 export function registerRoutes(app: Express, routes: readonly RouteDef[], services: Services): void {

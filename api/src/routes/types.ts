@@ -4,7 +4,8 @@ import type { ErrorStyle } from '../errors/codes.ts';
 /** One route: registered by `registerRoutes` behind the route's style tag and authentication. */
 export interface RouteDef {
   readonly method: 'get' | 'post' | 'delete' | 'head' | 'put';
-  readonly path: string;
+  /** An Express path; a RegExp when the route must read its raw, still-encoded path itself. */
+  readonly path: string | RegExp;
   /** Body shape of shared error codes (402, 500) on this route. */
   readonly style: ErrorStyle;
   /** Accept the key as `?token=` (SPEC Authentication §2 lists the routes). */

@@ -15,6 +15,9 @@ import {
   type ResultFormat,
   type RunQueryRequest,
   type RunnerErrorCode,
+  sheetSearchResponseSchema,
+  type SheetSearchRequest,
+  type SheetSearchResponse,
 } from '@uda/shared/runner-contract';
 import type { RunnerPool } from './pool.ts';
 import { rankRunners } from './rendezvous.ts';
@@ -59,6 +62,11 @@ export class RunnerClient {
   lookup(request: LookupRequest): Promise<LookupResponse> {
     const route = `${request.source}\n${request.keywords}`;
     return this.call(route, '/v1/lookups', { method: 'POST', body: JSON.stringify(request) }, (body) => lookupResponseSchema.parse(body));
+  }
+
+  /** Keyword search of one connected sheet; any runner can answer it, so it is routed by its object key. */
+  searchSheet(request: SheetSearchRequest): Promise<SheetSearchResponse> {
+    return this.call(request.key, '/v1/sheets/search', { method: 'POST', body: JSON.stringify(request) }, (body) => sheetSearchResponseSchema.parse(body));
   }
 
   private async call<T = QueryResponse>(

@@ -48,3 +48,11 @@ export function workerSettings(config: SheetsWorkerConfig): SheetsWorkerSettings
     },
   };
 }
+
+/**
+ * The worker inside the embedded API process (no DATABASE_URL: PGlite). It reads no environment
+ * of its own: the defaults above, with the API's upload cap so both sides agree.
+ */
+export function embeddedWorkerSettings(maxUploadMb: number): SheetsWorkerSettings {
+  return workerSettings(loadSheetsWorkerConfig({ DATABASE_URL: 'embedded', SHEETS_MAX_UPLOAD_MB: String(maxUploadMb) }));
+}

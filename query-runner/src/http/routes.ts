@@ -6,6 +6,8 @@ import express from 'express';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { Logger } from '@uda/shared/logger';
 import { lookupRequestSchema, lookupResponseSchema, queryResponseSchema, resultFormatSchema, runQueryRequestSchema } from '@uda/shared/runner-contract';
+import { sheetSearchRequestSchema, sheetSearchResponseSchema } from '@uda/shared/runner-contract';
+import type { SheetSearchRequest, SheetSearchResponse } from '@uda/shared/runner-contract';
 import { z } from 'zod';
 import { ObjectStoreError } from '@uda/shared/object-store';
 import { RunnerError, SANDBOX_REFUSAL_MESSAGE, unavailableError } from '../errors.ts';
@@ -22,6 +24,7 @@ export interface AppDeps {
   readonly accepting: () => boolean;
   readonly serveMetrics: boolean;
   readonly lookup: (request: LookupRequest) => Promise<LookupResponse>;
+  readonly sheetSearch: (request: SheetSearchRequest) => Promise<SheetSearchResponse>;
 }
 
 const resultParams = z.object({ queryId: z.uuid(), format: resultFormatSchema });
@@ -53,6 +56,12 @@ export function createApp(deps: AppDeps): express.Express {
     const parsed = lookupRequestSchema.safeParse(req.body);
     if (!parsed.success) throw new RunnerError('QUERY_INVALID', `Invalid request: ${z.prettifyError(parsed.error)}`);
     res.json(lookupResponseSchema.parse(await deps.lookup(parsed.data)));
+  });
+  app.post('/v1/sheets/search', async (req, res) => {
+    if (!deps.accepting()) throw new RunnerError('QUERY_BACKEND_UNAVAILABLE', 'The query runner is shutting down.', 1);
+    const parsed = sheetSearchRequestSchema.safeParse(req.body);
+    if (!parsed.success) throw new RunnerError('QUERY_INVALID', `Invalid request: ${z.prettifyError(parsed.error)}`);
+    res.json(sheetSearchResponseSchema.parse(await deps.sheetSearch(parsed.data)));
   });
   app.use((_req, res) => void res.status(404).json({ code: 'RESULT_NOT_FOUND', message: 'No such route.' }));
   app.use(errorHandler(deps));

@@ -106,3 +106,46 @@ describe('POST /v1/lookups errors', () => {
     expect(await lookup({ source: 'sec', keywords: 'x', limit: 500 })).toMatchObject({ status: 400, body: { code: 'QUERY_INVALID' } });
   });
 });
+
+describe('POST /v1/lookups ranking: exact, then whole-word prefix, then whole words, then substrings', () => {
+  const names = (r: LookupResponse, key: string) => r.results.map((row) => row[key]);
+
+  it('gutenberg: an exact title first, whole-word titles before "Warden"-style substrings', async () => {
+    expect((await ok('gutenberg', 'the art of war')).results[0]).toMatchObject({ text_id: 132, title: 'The Art of War' });
+    const titles = names(await ok('gutenberg', 'war', 50), 'title') as string[];
+    const wholeWord = titles.findLastIndex((t) => /(^|[^a-z])war([^a-z]|$)/i.test(t));
+    const substring = titles.findIndex((t) => !/(^|[^a-z])war([^a-z]|$)/i.test(t) && /war/i.test(t));
+    expect(wholeWord).toBeGreaterThanOrEqual(0);
+    expect(substring).toBeGreaterThan(wholeWord);
+  });
+
+  it('census: "York County" counties (prefix) before the far larger New York state (whole word)', async () => {
+    const { results } = await ok('census', 'york');
+    expect(results[0]).toMatchObject({ name: 'York County, Pennsylvania' });
+    const state = results.findIndex((r) => r.name === 'New York');
+    const lastYork = results.findLastIndex((r) => String(r.name).startsWith('York County'));
+    expect(state).toBeGreaterThan(lastYork);
+  });
+
+  it('food: descriptions starting with the word, then containing it, then "Butterbur"-style substrings', async () => {
+    const list = names(await ok('food', 'butter', 50), 'description') as string[];
+    expect(list[0]).toBe('Butter, salted');
+    const firstNotPrefix = list.findIndex((d) => !/^butter([^a-z]|$)/i.test(d));
+    expect(list.slice(firstNotPrefix).some((d) => /^butter([^a-z]|$)/i.test(d))).toBe(false);
+    expect(list.indexOf('Oil, cocoa butter')).toBeLessThan(list.indexOf('Butterbur, canned'));
+  });
+
+  it('pwc: a title match before newer papers that only mention the words in their abstract', async () => {
+    const { results } = await ok('pwc', 'attention');
+    expect(results[0]).toMatchObject({ arxiv_id: '1706.03762' });
+  });
+
+  it('sec: an exact company name first, then names starting with the words, then the others', async () => {
+    expect((await ok('sec', 'apple inc.')).results[0]).toMatchObject({ ticker: 'AAPL' });
+    const titles = names(await ok('sec', 'royal', 50), 'title') as string[];
+    const firstOther = titles.findIndex((t) => !/^royal\b/i.test(t));
+    expect(titles.slice(0, firstOther)).toEqual(expect.arrayContaining(['ROYAL BANK OF CANADA', 'ROYAL GOLD INC']));
+    expect(titles.slice(firstOther).some((t) => /^royal\b/i.test(t))).toBe(false);
+    expect(titles.slice(firstOther)).toContain('Royalty Pharma plc');
+  });
+});

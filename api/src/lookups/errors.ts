@@ -1,0 +1,24 @@
+/**
+ * What a lookup failure means to a caller: live-source failures keep their UPSTREAM_* code (and
+ * Retry-After only when the source said how long), a runner that cannot be reached is
+ * SOURCE_UNAVAILABLE, anything else is INTERNAL_ERROR without its text (SPEC "Data source codes").
+ */
+import { ApiError } from '../errors/api-error.ts';
+import { ErrorCode } from '../errors/codes.ts';
+import { isUpstreamError } from '../live/errors.ts';
+import { RunnerCallError } from '../runners/client.ts';
+
+export function lookupFailure(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (isUpstreamError(error)) {
+    const retry: Record<string, string> = {};
+    if (error.code === 'UPSTREAM_RATE_LIMITED' && error.retryAfterSeconds) retry['Retry-After'] = String(error.retryAfterSeconds);
+    return new ApiError(ErrorCode[error.code], { message: error.message }, retry);
+  }
+  if (error instanceof RunnerCallError && error.code === 'QUERY_BACKEND_UNAVAILABLE') return new ApiError(ErrorCode.SOURCE_UNAVAILABLE);
+  return new ApiError(ErrorCode.INTERNAL_ERROR);
+}
+
+export function notFound(keywords: string, sourceId: string): ApiError {
+  return new ApiError(ErrorCode.LOOKUP_NOT_FOUND, { message: `No results found for "${keywords}" in ${sourceId}` });
+}

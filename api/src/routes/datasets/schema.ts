@@ -1,0 +1,29 @@
+/** Request and response shapes of the connected-sheet routes (DECISIONS §8, SPEC Resources). */
+import { z } from 'zod';
+import { datasetRecordSchema } from '../../sheets/record.ts';
+
+export const MAX_SEARCH_TEXT = 500;
+
+export const searchQuery = z.object({
+  q: z
+    .string({ error: 'Give the search text as ?q=.' })
+    .min(1, 'Give the search text as ?q=.')
+    .max(MAX_SEARCH_TEXT, `The search text is at most ${MAX_SEARCH_TEXT} characters.`),
+});
+
+export const sheetQueryBody = z.object({
+  sql: z.string({ error: 'Give the SQL as {"sql": "..."}.' }).min(1, 'Give the SQL as {"sql": "..."}.'),
+});
+
+export const uploadFields = z.object({
+  name: z.string().max(200, 'The name is at most 200 characters.').optional(),
+  slug: z.string().optional(),
+});
+
+export const createdResponse = z.object({ id: z.uuid(), slug: z.string(), status: z.literal('processing') });
+
+export const listResponse = z.object({ status: z.literal('success'), datasets: z.array(datasetRecordSchema) });
+
+const row = z.record(z.string(), z.unknown());
+export const searchResponse = z.object({ status: z.literal('success'), row_count: z.number().int(), rows: z.array(row) });
+export const queryResponse = searchResponse.extend({ sql_executed: z.string() });

@@ -1,0 +1,54 @@
+/**
+ * Express side of the data lookups: reads the raw path (so a bad percent-encoding is a clear 400 in
+ * the lookup envelope, not a router error), runs the shared core, settles, answers the envelope.
+ */
+import type { Request, RequestHandler, Response } from 'express';
+import { decodeKeywords, parseLimit } from '../../lookups/input.ts';
+import { articleLookup, lookup } from '../../lookups/lookup.ts';
+import { settleLookup } from '../../lookups/settle.ts';
+import type { LookupOutcome } from '../../lookups/types.ts';
+import { callerOf } from '../../request-context.ts';
+import type { Services } from '../../services.ts';
+import { lookupEnvelope } from './schema.ts';
+
+/** `/{source}/{keywords}`: two raw path segments; a trailing slash is tolerated. */
+export const KEYWORD_PATH = /^\/(?!api\/|mcp\/|https?:\/)[^/]+\/[^/]+\/?$/;
+/** `/https:/{wikipediaUrl}`; clients that keep the double slash (`/https://…`) are accepted too. */
+export const ARTICLE_PATH = /^\/https:\/.+/;
+
+function segments(req: Request): [string, string] {
+  const [source = '', keywords = ''] = req.path.slice(1).split('/');
+  return [source, keywords];
+}
+
+/** A source name that is not valid percent-encoding is simply an unsupported name. */
+function sourceName(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/** The shape is checked before the charge, so a caller is never billed for an answer we then fail to send. */
+async function answer(services: Services, req: Request, res: Response, outcome: LookupOutcome): Promise<void> {
+  lookupEnvelope.shape.data.parse(outcome.data);
+  res.json(await settleLookup(services.meter, req, res, outcome));
+}
+
+export function keywordLookupHandler(services: Services): RequestHandler {
+  return async function keywordLookup(req, res) {
+    const [rawSource, rawKeywords] = segments(req);
+    const request = { source: sourceName(rawSource), keywords: decodeKeywords(rawKeywords), limit: parseLimit(req.query.limit) };
+    const outcome = await lookup(services, callerOf(req), request);
+    await answer(services, req, res, outcome);
+  };
+}
+
+export function articleLookupHandler(services: Services): RequestHandler {
+  return async function wikipediaArticle(req, res) {
+    const rest = req.path.slice('/https:/'.length).replace(/^\/+/, '');
+    const outcome = await articleLookup(services, callerOf(req), `https://${rest}`);
+    await answer(services, req, res, outcome);
+  };
+}

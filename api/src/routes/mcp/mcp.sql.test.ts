@@ -1,0 +1,41 @@
+/**
+ * The MCP `run_sql` tool on a real query-runner and export: billed like POST /api/v1/query (per row,
+ * once per 5-minute window), with the result as `{row_count, rows, columns, truncated, sql_executed}`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { type TestContext, openTestContext } from '../../../test/support/harness.ts';
+import { type StoredRunner, startStoredRunner } from '../../../test/support/stored-runner.ts';
+
+let ctx: TestContext;
+let runner: StoredRunner;
+beforeAll(async () => {
+  ctx = await openTestContext();
+  runner = await startStoredRunner();
+}, 60_000);
+afterAll(async () => {
+  await ctx.close();
+  await runner?.close();
+});
+
+describe('MCP run_sql', () => {
+  it('returns the rows and charges them once per window, like POST /api/v1/query', async () => {
+    const api = await ctx.start({ config: { QUERY_RUNNER_URLS: runner.url, DATA_DIR: runner.dataDir } });
+    const { apiKey, accountId } = await api.account();
+    const client = new Client({ name: 'uda-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp?token=${apiKey}`)));
+    const sql = 'SELECT text_id, title FROM gutenberg ORDER BY text_id LIMIT 3';
+    const first = (await client.callTool({ name: 'run_sql', arguments: { sql } })) as { content: { text: string }[]; isError?: boolean };
+    expect(first.isError).toBeUndefined();
+    const body = JSON.parse(first.content[0]!.text) as { row_count: number; rows: { text_id: number }[]; columns: unknown[]; truncated: boolean; sql_executed: string };
+    expect(body).toMatchObject({ row_count: 3, truncated: false });
+    expect(body.rows.map((r) => r.text_id)).toEqual([1, 2, 3]);
+    expect(await api.services.accounts.balance(accountId)).toBe(5_000_000 - 3 * 5_000);
+    // The same query in the window is a free re-read.
+    await client.callTool({ name: 'run_sql', arguments: { sql } });
+    expect(await api.services.accounts.balance(accountId)).toBe(5_000_000 - 3 * 5_000);
+    await client.close();
+    await api.close();
+  });
+});

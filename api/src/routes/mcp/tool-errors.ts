@@ -1,0 +1,39 @@
+/**
+ * Tool failures as MCP results (SPEC "POST /mcp"; DECISIONS §9): `isError: true` with a plain,
+ * user-safe message. Only our own ApiError messages pass through; nothing internal does.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { findSource } from '@uda/shared/catalog';
+import { ApiError } from '../../errors/api-error.ts';
+import { ErrorCode, MESSAGES } from '../../errors/codes.ts';
+
+export function toolText(text: string, isError = false): CallToolResult {
+  return { content: [{ type: 'text', text }], ...(isError ? { isError: true } : {}) };
+}
+
+/** Unsupported source, no results, bad input and insufficient credit say so; failures say `Search failed for {source}: {reason}`. */
+export function toolFailure(error: unknown, requestedSource: string): CallToolResult {
+  const source = findSource(requestedSource)?.id ?? requestedSource;
+  if (!(error instanceof ApiError)) return toolText(`Search failed for ${source}: the search failed inside the service. No credit was used.`, true);
+  switch (error.code) {
+    case ErrorCode.INVALID_INPUT:
+    case ErrorCode.LOOKUP_NOT_FOUND:
+    case ErrorCode.INSUFFICIENT_CREDIT:
+      return toolText(error.message, true);
+    case ErrorCode.UPSTREAM_RATE_LIMITED:
+    case ErrorCode.UPSTREAM_UNAVAILABLE:
+    case ErrorCode.UPSTREAM_FORBIDDEN:
+    case ErrorCode.UPSTREAM_BAD_RESPONSE:
+      return toolText(`Search failed for ${source}: ${error.message}`, true);
+    case ErrorCode.SOURCE_UNAVAILABLE:
+      return toolText(`Search failed for ${source}: ${MESSAGES.SOURCE_UNAVAILABLE}`, true);
+    default:
+      return toolText(`Search failed for ${source}: the search failed inside the service. No credit was used.`, true);
+  }
+}
+
+/** run_sql failures: our own messages (validator, limits, credit, daily cap) pass; anything else is generic. */
+export function sqlToolFailure(error: unknown): CallToolResult {
+  if (error instanceof ApiError && error.code !== ErrorCode.INTERNAL_ERROR) return toolText(`Query failed: ${error.message}`, true);
+  return toolText('Query failed: the query failed inside the service. Nothing was charged.', true);
+}

@@ -1,0 +1,75 @@
+/**
+ * Search and SQL on one connected sheet, through the runner's HTTP contract. Both are bounded by
+ * the runner (30 s deadline, 1,000 rows); the SQL goes through the same validator and sandbox as
+ * `/api/v1/query`.
+ */
+import { allTables } from '@uda/shared/catalog';
+import type { RunnerClient } from '../runners/client.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { ErrorCode } from '../errors/codes.ts';
+import { queryIdOf } from '../sql/query-id.ts';
+import { sqlFailure } from '../sql/runner-errors.ts';
+import { type SheetDeps, ownedSheet } from './lifecycle.ts';
+import { sqlNameOf } from './names.ts';
+import type { DatasetRow } from './store.ts';
+
+export interface SheetQueryDeps extends SheetDeps {
+  readonly runners: RunnerClient;
+}
+
+export const MAX_SEARCH_ROWS = 1000;
+
+export interface SheetRows {
+  readonly row_count: number;
+  readonly rows: Record<string, unknown>[];
+}
+
+function readyKey(row: DatasetRow): string {
+  // SPEC: a dataset that is not ready is refused with 403 ("not ready" is a 403 across the API).
+  if (row.status !== 'ready' || !row.parquet_key) {
+    throw new ApiError(ErrorCode.DATASET_FORBIDDEN, { message: `Dataset "${row.slug}" is not ready (status: ${row.status}).` });
+  }
+  return row.parquet_key;
+}
+
+export async function searchSheet(deps: SheetQueryDeps, accountId: string, idOrSlug: string, q: string): Promise<SheetRows> {
+  const key = readyKey(await ownedSheet(deps, accountId, idOrSlug));
+  const result = await deps.runners.searchSheet({ key, q, limit: MAX_SEARCH_ROWS }).catch((error: unknown) => {
+    throw sqlFailure(error);
+  });
+  return { row_count: result.rows.length, rows: result.rows };
+}
+
+export async function querySheet(
+  deps: SheetQueryDeps,
+  accountId: string,
+  idOrSlug: string,
+  sql: string,
+): Promise<SheetRows & { sql_executed: string }> {
+  const row = await ownedSheet(deps, accountId, idOrSlug);
+  const key = readyKey(row);
+  const names = [...new Set(['sheet', sqlNameOf(row.slug)])];
+  const response = await deps.runners
+    .runQuery({ queryId: sheetQueryId(accountId, row, sql), sql, format: 'json', datasets: names.map((name) => ({ name, key })) })
+    .catch((error: unknown) => {
+      throw sqlFailure(error);
+    });
+  // This route is uncharged (DECISIONS §3), so it reads only the sheet: a public table here would
+  // be free data. Joins with public tables belong to /api/v1/query, which bills them.
+  if (response.result.tables.some((table) => PUBLIC_TABLES.has(table))) {
+    throw new ApiError(ErrorCode.QUERY_INVALID, { message: 'Sheet queries read only the sheet; join public tables through /api/v1/query with datasetIds.' });
+  }
+  const rows = response.rows ?? [];
+  return { row_count: rows.length, rows, sql_executed: response.result.sqlExecuted };
+}
+
+const PUBLIC_TABLES = new Set(allTables());
+
+/**
+ * The runner caches results by query id for 5 minutes. The id covers the sheet's version, so a
+ * re-upload never serves the old result; the export-version slot holds this route's own marker, so
+ * it never shares an id (and a cached, billed result) with /api/v1/query.
+ */
+export function sheetQueryId(accountId: string, row: Pick<DatasetRow, 'id' | 'version'>, sql: string): string {
+  return queryIdOf({ accountId, sql, datasets: [{ id: row.id, version: String(row.version) }], exportVersion: 'sheet-route' });
+}

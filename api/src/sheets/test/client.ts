@@ -1,0 +1,49 @@
+/** Calls of the connected-sheet routes as a client makes them: multipart via FormData + Blob, JSON bodies. */
+import type { TestApi } from '../../../test/support/harness.ts';
+
+export interface FileSpec {
+  readonly content: string | Uint8Array;
+  readonly fileName: string;
+  readonly type?: string;
+}
+
+export function form(file: FileSpec, fields: Record<string, string> = {}): FormData {
+  const body = new FormData();
+  for (const [name, value] of Object.entries(fields)) body.set(name, value);
+  body.set('file', new Blob([file.content], { type: file.type ?? 'application/octet-stream' }), file.fileName);
+  return body;
+}
+
+export async function upload(api: TestApi, key: string, file: FileSpec, fields: Record<string, string> = {}): Promise<Response> {
+  return api.get('/api/v1/datasets', { method: 'POST', body: form(file, fields), key });
+}
+
+export async function json(res: Response): Promise<{ status: number; body: Record<string, unknown> }> {
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** Polls the record until ingestion left `processing` (the worker runs in this process). */
+export async function settled(api: TestApi, key: string, id: string, timeoutMs = 30_000): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const { body } = await json(await api.get(`/api/v1/datasets/${id}`, { key }));
+    if (body.status !== 'processing') return body;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`sheet ${id} is still processing`);
+}
+
+/** Uploads and waits: the settled record. */
+export async function ingest(api: TestApi, key: string, file: FileSpec, fields: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  const created = await json(await upload(api, key, file, fields));
+  if (created.status !== 202) throw new Error(`upload answered ${created.status}: ${JSON.stringify(created.body)}`);
+  return settled(api, key, String(created.body.id));
+}
+
+export async function search(api: TestApi, key: string, id: string, q: string) {
+  return json(await api.get(`/api/v1/datasets/${id}/search?q=${encodeURIComponent(q)}`, { key }));
+}
+
+export async function query(api: TestApi, key: string, id: string, sql: string) {
+  return json(await api.get(`/api/v1/datasets/${id}/query`, { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql }) }));
+}

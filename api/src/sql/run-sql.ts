@@ -1,0 +1,92 @@
+/**
+ * The SQL core shared by `POST /api/v1/query`, the CSV and Parquet GET routes, and the MCP
+ * `run_sql` tool (STYLE §7: handlers only translate). It validates in the API before any runner
+ * call, computes the query id, serves a stored result inside the 5-minute window, and otherwise
+ * runs the query on the id's runner. It never charges: the caller settles `usage` under
+ * `chargeKey` with `Meter.settle`, so the charge happens only once a result exists.
+ */
+import type { QueryResponse, ResultFormat, ResultMeta } from '@uda/shared/runner-contract';
+import { createSqlParser, type SqlParser, validateSql } from '@uda/shared/sql';
+import type { Tier } from '@uda/shared/catalog';
+import { ApiError } from '../errors/api-error.ts';
+import { ErrorCode } from '../errors/codes.ts';
+import { RunnerCallError } from '../runners/client.ts';
+import type { Services } from '../services.ts';
+import { windowCharge } from './charge-key.ts';
+import { exportVersionOf } from './export-version.ts';
+import { queryIdOf } from './query-id.ts';
+import { resolveDatasets } from '../sheets/resolve.ts';
+import { backendUnavailable, sqlFailure } from './runner-errors.ts';
+import { type SqlUsage, usageOf } from './usage.ts';
+
+export type SqlServices = Pick<Services, 'store' | 'runners' | 'db'>;
+
+export interface SqlCaller {
+  readonly accountId: string;
+  readonly tier: Tier;
+}
+
+export interface RunSqlRequest {
+  /** Checked here: the validator gives the spec's messages for a missing or oversized text. */
+  readonly sql: unknown;
+  readonly datasetIds: readonly string[];
+  readonly format: ResultFormat;
+}
+
+export interface RunSqlHooks {
+  /** Runs just before a query is executed, never for a stored result: the daily cap (DECISIONS §4). */
+  readonly beforeExecute?: () => Promise<void>;
+}
+
+export interface SqlResult {
+  readonly queryId: string;
+  /** Served from the stored result of an earlier request in the window. */
+  readonly cached: boolean;
+  readonly meta: ResultMeta;
+  /** Format `json` only: at most 1,000 row objects. */
+  readonly rows?: readonly Record<string, unknown>[];
+  /** What the result costs this caller; settle it under `chargeKey` (a duplicate costs nothing). */
+  readonly usage: SqlUsage;
+  readonly chargeKey: string;
+}
+
+let parser: Promise<SqlParser> | undefined;
+
+export async function runSql(services: SqlServices, caller: SqlCaller, request: RunSqlRequest, hooks: RunSqlHooks = {}): Promise<SqlResult> {
+  parser ??= createSqlParser();
+  const validation = await validateSql(request.sql, await parser);
+  if (!validation.ok) throw new ApiError(ErrorCode.QUERY_INVALID, { message: validation.message });
+  const sql = request.sql as string;
+  const datasets = await resolveDatasets(services, caller.accountId, request.datasetIds);
+  const exportVersion = await exportVersionOf(services.store).catch(() => {
+    throw backendUnavailable();
+  });
+  const versions = datasets.map((d) => ({ id: d.id, version: String(d.version) }));
+  const queryId = queryIdOf({ accountId: caller.accountId, sql, datasets: versions, exportVersion });
+  let response = await stored(services, queryId, request.format);
+  if (!response) {
+    await hooks.beforeExecute?.();
+    response = await services.runners.runQuery({ queryId, sql, format: request.format, datasets: datasets.map(({ name, key }) => ({ name, key })) }).catch((error: unknown) => {
+      throw sqlFailure(error);
+    });
+  }
+  const charge = await windowCharge(services.db, caller.accountId, `sql:${queryId}:${response.result.createdAt}`);
+  return {
+    queryId,
+    cached: response.cached,
+    meta: response.result,
+    ...(response.rows ? { rows: response.rows } : {}),
+    usage: usageOf(response.result, caller.tier),
+    chargeKey: charge.key,
+  };
+}
+
+/** The stored result while the window is open; undefined when the query has to run. */
+async function stored(services: SqlServices, queryId: string, format: ResultFormat): Promise<QueryResponse | undefined> {
+  try {
+    return await services.runners.storedResult(queryId, format);
+  } catch (error) {
+    if (error instanceof RunnerCallError && error.code === 'RESULT_NOT_FOUND') return undefined;
+    throw sqlFailure(error);
+  }
+}
