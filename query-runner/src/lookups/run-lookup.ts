@@ -2,10 +2,10 @@
  * Runs a stored-source lookup on the current database version, inside the same sandbox, deadline
  * and concurrency limiter as user SQL.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
 import type { LookupRequest, LookupResponse } from '@uda/shared/runner-contract';
 import type { DatabaseManager } from '../database-manager.ts';
-import { engineError, timeoutError, unavailableError } from '../errors.ts';
+import { unavailableError } from '../errors.ts';
+import { withDeadline } from '../deadline.ts';
 import { jsonValue } from '../json-values.ts';
 import type { Limiter } from '../limiter.ts';
 import { storedLookupQuery } from './stored-sql.ts';
@@ -37,17 +37,3 @@ export async function runLookup(deps: LookupDeps, request: LookupRequest): Promi
   });
 }
 
-async function withDeadline<T>(connection: DuckDBConnection, timeoutMs: number, work: () => Promise<T>): Promise<T> {
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    connection.interrupt();
-  }, timeoutMs);
-  try {
-    return await work();
-  } catch (error) {
-    throw timedOut ? timeoutError(timeoutMs) : engineError(error);
-  } finally {
-    clearTimeout(timer);
-  }
-}

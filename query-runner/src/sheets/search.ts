@@ -12,7 +12,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ObjectStore } from '@uda/shared/object-store';
 import type { SheetSearchRequest, SheetSearchResponse } from '@uda/shared/runner-contract';
 import type { DatabaseManager } from '../database-manager.ts';
-import { engineError, RunnerError, timeoutError, unavailableError } from '../errors.ts';
+import { RunnerError, unavailableError } from '../errors.ts';
+import { withDeadline } from '../deadline.ts';
 import { jsonValue } from '../json-values.ts';
 import type { Limiter } from '../limiter.ts';
 import { openSheetSandbox, quoteIdent } from '../sandbox.ts';
@@ -74,18 +75,3 @@ async function runSearch(connection: DuckDBConnection, request: SheetSearchReque
   return reader.convertRowObjects(jsonValue) as Record<string, unknown>[];
 }
 
-async function withDeadline<T>(connection: DuckDBConnection, timeoutMs: number, work: () => Promise<T>): Promise<T> {
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    connection.interrupt();
-  }, timeoutMs);
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof RunnerError) throw error;
-    throw timedOut ? timeoutError(timeoutMs) : engineError(error);
-  } finally {
-    clearTimeout(timer);
-  }
-}
