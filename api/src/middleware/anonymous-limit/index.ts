@@ -26,23 +26,9 @@ export function anonymousLimit({
   return async function anonymousLimitCheck(req, res, next) {
     const caller = callerOf(req);
     if (caller.kind !== 'anonymous') return next();
-    let result: RateLimiterRes;
-    let rejected = false;
-    try {
-      result = await counter.consume(caller.ip);
-    } catch (error) {
-      if (!(error instanceof RateLimiterRes)) throw error;
-      result = error;
-      rejected = true;
-    }
-    const headers = {
-      'X-RateLimit-Limit': String(points),
-      'X-RateLimit-Remaining': String(remainingOf(points, result.consumedPoints)),
-      'X-RateLimit-Reset': String(resetEpochS(now(), result.msBeforeNext)),
-    };
+    const { headers, rejected } = await takeAllowance(counter, caller.ip, { points, now: now() });
     res.set(headers);
     if (rejected) {
-      await giveBack(counter, caller.ip);
       metrics?.rateLimitRejections.inc({ kind: 'anonymous' });
       throw new ApiError(ErrorCode.REQUEST_LIMIT_EXCEEDED, { limit: points }, headers);
     }
@@ -53,16 +39,45 @@ export function anonymousLimit({
   };
 }
 
+/**
+ * Takes `calls` points of an anonymous caller's allowance up front. Returns the X-RateLimit-*
+ * headers and whether the allowance is spent; a refused take is given back, so it never counts.
+ */
+export async function takeAllowance(
+  counter: RateLimiterAbstract,
+  key: string,
+  { points, calls = 1, now }: { points: number; calls?: number; now: Date },
+): Promise<{ headers: Record<string, string>; rejected: boolean }> {
+  let result: RateLimiterRes;
+  let rejected = false;
+  try {
+    result = await counter.consume(key, calls);
+  } catch (error) {
+    if (!(error instanceof RateLimiterRes)) throw error;
+    result = error;
+    rejected = true;
+  }
+  const headers = {
+    'X-RateLimit-Limit': String(points),
+    'X-RateLimit-Remaining': String(remainingOf(points, result.consumedPoints)),
+    'X-RateLimit-Reset': String(resetEpochS(now, result.msBeforeNext)),
+  };
+  if (rejected) await giveBack(counter, key, calls);
+  return { headers, rejected };
+}
+
 function succeeded(res: Response): boolean {
   return res.writableFinished && res.statusCode >= 200 && res.statusCode < 300;
 }
 
 /** Reward, but never below zero: a window that expired meanwhile has nothing to give back. */
-async function giveBack(counter: RateLimiterAbstract, key: string): Promise<void> {
+export async function giveBack(counter: RateLimiterAbstract, key: string, points = 1): Promise<void> {
+  if (points <= 0) return;
   try {
     const current = await counter.get(key);
-    if (current && current.consumedPoints > 0) await counter.reward(key, 1);
+    const back = Math.min(points, current?.consumedPoints ?? 0);
+    if (back > 0) await counter.reward(key, back);
   } catch {
-    // The store is down: the insurance limiter already holds the count; losing one reward is safe.
+    // The store is down: the insurance limiter already holds the count; losing a reward only errs strict.
   }
 }

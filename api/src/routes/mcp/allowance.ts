@@ -6,10 +6,10 @@
  * when the allowance is spent, and gives back every point whose tool call did not succeed.
  */
 import type { Request, RequestHandler } from 'express';
-import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
-import { remainingOf, resetEpochS } from '../../quota.ts';
+import { giveBack, takeAllowance } from '../../middleware/anonymous-limit/index.ts';
 import { callerOf } from '../../request-context.ts';
 
 /** Tools that return data and so draw on the allowance; `list_sources` is free and static. */
@@ -41,40 +41,12 @@ export function mcpAllowance({ counter, points }: { counter: RateLimiterAbstract
     const caller = callerOf(req);
     const calls = countedCalls(req.body);
     if (caller.kind !== 'anonymous' || calls === 0) return next();
-    let result: RateLimiterRes;
-    let rejected = false;
-    try {
-      result = await counter.consume(caller.ip, calls);
-    } catch (error) {
-      if (!(error instanceof RateLimiterRes)) throw error;
-      result = error;
-      rejected = true;
-    }
-    const headers = {
-      'X-RateLimit-Limit': String(points),
-      'X-RateLimit-Remaining': String(remainingOf(points, result.consumedPoints)),
-      'X-RateLimit-Reset': String(resetEpochS(new Date(), result.msBeforeNext)),
-    };
+    const { headers, rejected } = await takeAllowance(counter, caller.ip, { points, calls, now: new Date() });
     res.set(headers);
-    if (rejected) {
-      await giveBack(counter, caller.ip, calls);
-      throw new ApiError(ErrorCode.REQUEST_LIMIT_EXCEEDED, { limit: points }, headers);
-    }
+    if (rejected) throw new ApiError(ErrorCode.REQUEST_LIMIT_EXCEEDED, { limit: points }, headers);
     const ticket: Ticket = { taken: calls, succeeded: 0 };
     tickets.set(req, ticket);
     res.once('close', () => void giveBack(counter, caller.ip, ticket.taken - ticket.succeeded));
     next();
   };
-}
-
-/** Never below zero: a window that expired meanwhile has nothing to give back. */
-async function giveBack(counter: RateLimiterAbstract, key: string, points: number): Promise<void> {
-  if (points <= 0) return;
-  try {
-    const current = await counter.get(key);
-    const back = Math.min(points, current?.consumedPoints ?? 0);
-    if (back > 0) await counter.reward(key, back);
-  } catch {
-    // The store is down: the insurance limiter holds the count; losing a reward only errs strict.
-  }
 }
