@@ -65,6 +65,14 @@ const grantBindings = (period: string) => [
   MONTHLY_GRANT_MICRO_USD.pro,
 ];
 
+// Both ledger statements end alike: the buckets lose what the inserted row took (a refund row holds
+// negative parts), and nothing changes when the insert hit an existing idempotency key.
+const APPLY_LEDGER_ROW = `
+UPDATE accounts a SET grant_micro = cur.g - ins.grant_micro, topoff_micro = cur.t - ins.topoff_micro,
+  period = ?, updated_at = now()
+FROM cur, ins WHERE a.id = cur.id
+RETURNING a.grant_micro, a.topoff_micro`;
+
 // A lone charge (the common case when an account has one request in flight) is one statement:
 // one round trip instead of a six-step transaction. It locks the row, applies the lazy reset,
 // spends grant then top-off, and inserts the ledger row under its idempotency key — or does nothing.
@@ -78,10 +86,7 @@ WITH cur AS (
   ON CONFLICT (idempotency_key) DO NOTHING
   RETURNING account_id, grant_micro, topoff_micro
 )
-UPDATE accounts a SET grant_micro = cur.g - ins.grant_micro, topoff_micro = cur.t - ins.topoff_micro,
-  period = ?, updated_at = now()
-FROM cur, ins WHERE a.id = cur.id
-RETURNING a.grant_micro, a.topoff_micro`;
+${APPLY_LEDGER_ROW}`;
 
 // A refund returns each part to the bucket it came from; a grant part from an earlier month
 // goes to the top-off, because that month's grant has been reset since.
@@ -102,10 +107,7 @@ WITH ch AS (
   ON CONFLICT (idempotency_key) DO NOTHING
   RETURNING account_id, grant_micro, topoff_micro
 )
-UPDATE accounts a SET grant_micro = cur.g - ins.grant_micro, topoff_micro = cur.t - ins.topoff_micro,
-  period = ?, updated_at = now()
-FROM cur, ins WHERE a.id = cur.id
-RETURNING a.grant_micro, a.topoff_micro`;
+${APPLY_LEDGER_ROW}`;
 
 interface Pending {
   request: ChargeRequest;

@@ -1,24 +1,14 @@
 /**
  * Input checks, unsupported sources, the anonymous allowance and key handling of the lookup routes
- * (SPEC "GET /{source}/{keywords}", Authentication §2, Limits). Live lookups go to loopback fakes.
+ * (SPEC "GET /{source}/{keywords}", Authentication §2, Limits). Live lookups go to loopback stack.fakes.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { sourceNames } from '@uda/shared/catalog';
-import { type TestContext, openTestContext } from '../../../test/support/harness.ts';
-import { type LiveFakes, startLiveFakes } from '../../../test/support/live-fakes.ts';
+import { useLiveStack } from '../../../test/support/live-fakes.ts';
 
-let ctx: TestContext;
-let fakes: LiveFakes;
-beforeAll(async () => {
-  ctx = await openTestContext();
-  fakes = await startLiveFakes();
-});
-afterAll(async () => {
-  await ctx.close();
-  await fakes.close();
-});
+const stack = useLiveStack();
 
-const start = (limits = {}) => ctx.start({ config: fakes.config, limits });
+const start = (limits = {}) => stack.ctx.start({ config: stack.fakes.config, limits });
 
 async function expect400(res: Response, message: string | RegExp): Promise<void> {
   expect(res.status).toBe(400);
@@ -79,9 +69,9 @@ describe('GET /{source}/{keywords}: anonymous allowance and keys', () => {
       expect(res.status).toBe(400);
       expect(res.headers.get('x-ratelimit-limit')).toBe('2');
     }
-    fakes.arxiv.mode = 'empty';
+    stack.fakes.arxiv.mode = 'empty';
     expect((await api.get('/arxiv/nothing%20at%20all')).status).toBe(404);
-    fakes.arxiv.mode = 'ok';
+    stack.fakes.arxiv.mode = 'ok';
     const first = await api.get('/wikipedia/counter%20strike');
     expect(first.status).toBe(200);
     expect(first.headers.get('x-ratelimit-remaining')).toBe('1');

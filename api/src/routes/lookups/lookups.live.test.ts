@@ -3,22 +3,13 @@
  * fakes, billing per row, every upstream failure mode with its status, `data.code` and Retry-After,
  * the stale fallback and the coalescing of identical lookups (SPEC "Errors"; DECISIONS §2, §3).
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { CommonMode } from '../../../test/fakes/upstream.ts';
-import { type TestApi, type TestContext, openTestContext } from '../../../test/support/harness.ts';
+import type { TestApi } from '../../../test/support/harness.ts';
 import { lookupEnvelope } from './schema.ts';
-import { type LiveFakes, startLiveFakes } from '../../../test/support/live-fakes.ts';
+import { useLiveStack } from '../../../test/support/live-fakes.ts';
 
-let ctx: TestContext;
-let fakes: LiveFakes;
-beforeAll(async () => {
-  ctx = await openTestContext();
-  fakes = await startLiveFakes();
-});
-afterAll(async () => {
-  await ctx.close();
-  await fakes.close();
-});
+const stack = useLiveStack();
 
 interface Envelope {
   status: string;
@@ -26,7 +17,7 @@ interface Envelope {
   data: { source: string; query: string; results: Record<string, unknown>[]; total: number | null; stale?: { message: string; cached_at: string | null }; error?: string; code?: string };
 }
 
-const start = () => ctx.start({ config: fakes.config });
+const start = () => stack.ctx.start({ config: stack.fakes.config });
 
 async function lookup(api: TestApi, path: string, key?: string): Promise<{ res: Response; body: Envelope }> {
   const res = await api.get(path, { key });
@@ -79,12 +70,12 @@ describe('live lookups: 200 with the recorded data, billed per row', () => {
   it('404 with the decoded keywords and canonical id when the source finds nothing, not billed', async () => {
     const api = await start();
     const { apiKey, accountId } = await api.account();
-    fakes.arxiv.mode = 'empty';
+    stack.fakes.arxiv.mode = 'empty';
     const { res, body } = await lookup(api, '/preprints/Nothing%20Here', apiKey);
-    fakes.arxiv.mode = 'ok';
+    stack.fakes.arxiv.mode = 'ok';
     expect(res.status).toBe(404);
     expect(body).toEqual({ status: 'error', account_state: 'authenticated', data: { error: 'No results found for "Nothing Here" in arxiv' } });
-    expect(await ctx.db('ledger').where({ account_id: accountId })).toHaveLength(0);
+    expect(await stack.ctx.db('ledger').where({ account_id: accountId })).toHaveLength(0);
     await api.close();
   });
 });
@@ -106,23 +97,23 @@ describe('live lookups: upstream failures in the envelope, never billed', () => 
     it(`${m.mode} → ${m.status} ${m.code}, Retry-After ${m.retryAfter ?? 'absent'}`, async () => {
       const api = await start();
       const { apiKey, accountId } = await api.account();
-      fakes.wiki.mode = m.mode;
+      stack.fakes.wiki.mode = m.mode;
       // Keywords never looked up before, so no stored copy can answer instead.
       const { res, body } = await lookup(api, `/wiki/failure%20${m.mode}`, apiKey);
-      fakes.wiki.mode = 'ok';
+      stack.fakes.wiki.mode = 'ok';
       expect(res.status).toBe(m.status);
       expect(body).toEqual({ status: 'error', account_state: 'authenticated', data: { error: expect.stringContaining('No credit was used'), code: m.code } });
       expect(res.headers.get('retry-after')).toBe(m.retryAfter);
-      expect(await ctx.db('ledger').where({ account_id: accountId })).toHaveLength(0);
+      expect(await stack.ctx.db('ledger').where({ account_id: accountId })).toHaveLength(0);
       await api.close();
     });
   }
 
   it("Stack Exchange's 400 throttle_violation → 503 UPSTREAM_RATE_LIMITED with the wait it states", async () => {
     const api = await start();
-    fakes.stackexchange.mode = 'throttle';
+    stack.fakes.stackexchange.mode = 'throttle';
     const { res, body } = await lookup(api, '/stackexchange/throttled%20query');
-    fakes.stackexchange.mode = 'ok';
+    stack.fakes.stackexchange.mode = 'ok';
     expect(res.status).toBe(503);
     expect(body.data.code).toBe('UPSTREAM_RATE_LIMITED');
     expect(res.headers.get('retry-after')).toBe('42');
@@ -131,9 +122,9 @@ describe('live lookups: upstream failures in the envelope, never billed', () => 
 
   it("arXiv's 503 → 503 UPSTREAM_UNAVAILABLE", async () => {
     const api = await start();
-    fakes.arxiv.mode = 'unavailable';
+    stack.fakes.arxiv.mode = 'unavailable';
     const { res, body } = await lookup(api, '/arxiv/down%20query');
-    fakes.arxiv.mode = 'ok';
+    stack.fakes.arxiv.mode = 'ok';
     expect(res.status).toBe(503);
     expect(body.data.code).toBe('UPSTREAM_UNAVAILABLE');
     await api.close();
@@ -146,9 +137,9 @@ describe('live lookups: stale fallback and coalescing', () => {
     const { apiKey } = await api.account();
     const fresh = await lookup(api, '/wiki/stale%20fallback?limit=3', apiKey);
     expect(fresh.res.status).toBe(200);
-    fakes.wiki.mode = 'unavailable';
+    stack.fakes.wiki.mode = 'unavailable';
     const stale = await lookup(api, '/wiki/Stale%20Fallback?limit=3', apiKey);
-    fakes.wiki.mode = 'ok';
+    stack.fakes.wiki.mode = 'ok';
     expect(stale.res.status).toBe(200);
     expect(stale.body.data.results).toEqual(fresh.body.data.results);
     expect(stale.body.data.stale).toEqual({ message: expect.stringContaining('stored copy'), cached_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
@@ -159,12 +150,12 @@ describe('live lookups: stale fallback and coalescing', () => {
   it('makes one upstream call for 20 concurrent identical lookups', async () => {
     const api = await start();
     const { apiKey } = await api.account({ tier: 'developer' });
-    fakes.pypi.delayMs = 200;
-    const before = fakes.pypi.requests.filter((r) => r.url.pathname === '/pypi/six/json').length;
+    stack.fakes.pypi.delayMs = 200;
+    const before = stack.fakes.pypi.requests.filter((r) => r.url.pathname === '/pypi/six/json').length;
     const answers = await Promise.all(Array.from({ length: 20 }, () => api.get('/pypi/six', { key: apiKey })));
-    fakes.pypi.delayMs = 0;
+    stack.fakes.pypi.delayMs = 0;
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
-    expect(fakes.pypi.requests.filter((r) => r.url.pathname === '/pypi/six/json').length - before).toBe(1);
+    expect(stack.fakes.pypi.requests.filter((r) => r.url.pathname === '/pypi/six/json').length - before).toBe(1);
     // Each caller still pays for its own answer.
     expect(new Set(answers.map((a) => a.headers.get('x-credit-cost')))).toEqual(new Set([answers[0]!.headers.get('x-credit-cost')]));
     await api.close();

@@ -5,24 +5,15 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type TestApi, type TestContext, openTestContext } from '../../../test/support/harness.ts';
+import { describe, expect, it } from '@jest/globals';
+import type { TestApi } from '../../../test/support/harness.ts';
 import { lookupEnvelope } from './schema.ts';
-import { type StoredRunner, startStoredRunner } from '../../../test/support/stored-runner.ts';
+import { useStoredStack } from '../../../test/support/stored-runner.ts';
 import { freePort } from '../../../test/support/spawn.ts';
 
-let ctx: TestContext;
-let runner: StoredRunner;
-beforeAll(async () => {
-  ctx = await openTestContext();
-  runner = await startStoredRunner();
-}, 60_000);
-afterAll(async () => {
-  await ctx.close();
-  await runner?.close();
-});
+const stack = useStoredStack();
 
-const start = (runnerUrl = runner.url) => ctx.start({ config: { QUERY_RUNNER_URLS: runnerUrl } });
+const start = (runnerUrl = stack.runner.url) => stack.ctx.start({ config: { QUERY_RUNNER_URLS: runnerUrl } });
 
 interface Envelope {
   status: string;
@@ -79,7 +70,7 @@ describe('stored lookups: misses and failures', () => {
       const { res, body } = await lookup(api, `/${source.toUpperCase()}/zqxj%20nowhere`, apiKey);
       expect(res.status).toBe(404);
       expect(body).toEqual({ status: 'error', account_state: 'authenticated', data: { error: `No results found for "zqxj nowhere" in ${source}` } });
-      expect(await ctx.db('ledger').where({ account_id: accountId })).toHaveLength(0);
+      expect(await stack.ctx.db('ledger').where({ account_id: accountId })).toHaveLength(0);
       await api.close();
     });
   }

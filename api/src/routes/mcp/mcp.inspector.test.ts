@@ -4,20 +4,10 @@
  * calls two of them over Streamable HTTP.
  */
 import { spawn } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type TestContext, openTestContext } from '../../../test/support/harness.ts';
-import { type LiveFakes, startLiveFakes } from '../../../test/support/live-fakes.ts';
+import { describe, expect, it } from '@jest/globals';
+import { useLiveStack } from '../../../test/support/live-fakes.ts';
 
-let ctx: TestContext;
-let fakes: LiveFakes;
-beforeAll(async () => {
-  ctx = await openTestContext();
-  fakes = await startLiveFakes();
-});
-afterAll(async () => {
-  await ctx.close();
-  await fakes.close();
-});
+const stack = useLiveStack();
 
 /** Runs the inspector CLI and parses the one JSON document it prints. */
 function inspector(url: string, args: string[]): Promise<unknown> {
@@ -43,7 +33,7 @@ function inspector(url: string, args: string[]): Promise<unknown> {
 
 describe('POST /mcp with the MCP inspector CLI', () => {
   it('lists the tools, and calls list_sources and search_service', async () => {
-    const api = await ctx.start({ config: fakes.config });
+    const api = await stack.ctx.start({ config: stack.fakes.config });
     const { apiKey } = await api.account();
     const url = `${api.url}/mcp?token=${apiKey}`;
     const listed = (await inspector(url, ['--method', 'tools/list'])) as { tools: { name: string }[] };

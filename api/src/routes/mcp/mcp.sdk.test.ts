@@ -1,25 +1,16 @@
 /**
  * POST /mcp with the official SDK client over Streamable HTTP (DECISIONS §9): the tools, the same
  * lookup and billing as REST, tool failures as `isError` results with HTTP 200, no auth errors, and
- * the anonymous allowance with the REST 429 body. Live lookups go to loopback fakes.
+ * the anonymous allowance with the REST 429 body. Live lookups go to loopback stack.fakes.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { sourceNames } from '@uda/shared/catalog';
-import { type TestApi, type TestContext, openTestContext } from '../../../test/support/harness.ts';
-import { type LiveFakes, startLiveFakes } from '../../../test/support/live-fakes.ts';
+import type { TestApi } from '../../../test/support/harness.ts';
+import { useLiveStack } from '../../../test/support/live-fakes.ts';
 
-let ctx: TestContext;
-let fakes: LiveFakes;
-beforeAll(async () => {
-  ctx = await openTestContext();
-  fakes = await startLiveFakes();
-});
-afterAll(async () => {
-  await ctx.close();
-  await fakes.close();
-});
+const stack = useLiveStack();
 
 interface ToolResult {
   content: { type: string; text: string }[];
@@ -50,7 +41,7 @@ function rawCall(api: TestApi, args: Record<string, unknown>): Promise<Response>
 
 describe('POST /mcp with the SDK client', () => {
   it('lists search_service, list_sources and run_sql with their input schemas', async () => {
-    const api = await ctx.start({ config: fakes.config });
+    const api = await stack.ctx.start({ config: stack.fakes.config });
     const client = await connect(api);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(['list_sources', 'run_sql', 'search_service']);
@@ -63,7 +54,7 @@ describe('POST /mcp with the SDK client', () => {
   });
 
   it('search_service: the lookup data, billed per row like the REST route', async () => {
-    const api = await ctx.start({ config: fakes.config });
+    const api = await stack.ctx.start({ config: stack.fakes.config });
     const { apiKey, accountId } = await api.account();
     const client = await connect(api, apiKey);
     const result = await call(client, 'search_service', { source: 'Wikipedia', query: 'counter strike', limit: 3 });
@@ -78,19 +69,19 @@ describe('POST /mcp with the SDK client', () => {
   });
 
   it('search_service failures are isError results: no results, unsupported source, upstream failure, insufficient credit', async () => {
-    const api = await ctx.start({ config: fakes.config });
+    const api = await stack.ctx.start({ config: stack.fakes.config });
     const { apiKey, accountId } = await api.account({ usd: '0.01' });
     const client = await connect(api, apiKey);
-    fakes.arxiv.mode = 'empty';
+    stack.fakes.arxiv.mode = 'empty';
     const none = await call(client, 'search_service', { source: 'arxiv', query: 'Nothing Here' });
-    fakes.arxiv.mode = 'ok';
+    stack.fakes.arxiv.mode = 'ok';
     expect(none).toEqual({ content: [{ type: 'text', text: 'No results found for "Nothing Here" in arxiv' }], isError: true });
     const unsupported = await call(client, 'search_service', { source: 'nope', query: 'x' });
     expect(unsupported.isError).toBe(true);
     for (const name of sourceNames()) expect(text(unsupported)).toContain(name);
-    fakes.wiki.mode = 'unavailable';
+    stack.fakes.wiki.mode = 'unavailable';
     const failed = await call(client, 'search_service', { source: 'wiki', query: 'mcp upstream down' });
-    fakes.wiki.mode = 'ok';
+    stack.fakes.wiki.mode = 'ok';
     expect(failed.isError).toBe(true);
     expect(text(failed)).toMatch(/^Search failed for wiki: .*No credit was used\.$/);
     const poor = await call(client, 'search_service', { source: 'wiki', query: 'counter strike', limit: 10 });
@@ -102,7 +93,7 @@ describe('POST /mcp with the SDK client', () => {
   });
 
   it('list_sources is free and lists every source; run_sql needs a key and reports validator messages', async () => {
-    const api = await ctx.start({ config: fakes.config });
+    const api = await stack.ctx.start({ config: stack.fakes.config });
     const anonymous = await connect(api);
     const listed = JSON.parse(text(await call(anonymous, 'list_sources', {}))) as { sources: { id: string; aliases: string[] }[] };
     expect(listed.sources.map((s) => s.id)).toEqual(['wiki', 'arxiv', 'stackexchange', 'pypi', 'openalex', 'gutenberg', 'census', 'food', 'pwc', 'sec']);
@@ -120,7 +111,7 @@ describe('POST /mcp with the SDK client', () => {
   });
 
   it('never answers an auth error: an invalid key runs on the anonymous allowance, which counts only successful calls', async () => {
-    const api = await ctx.start({ config: fakes.config, limits: { anonymous: { points: 2, windowS: 86_400 } } });
+    const api = await stack.ctx.start({ config: stack.fakes.config, limits: { anonymous: { points: 2, windowS: 86_400 } } });
     const client = await connect(api, 'service_invalid_key_000000000000000000000000000000');
     expect((await call(client, 'search_service', { source: 'nope', query: 'x' })).isError).toBe(true);
     expect((await call(client, 'list_sources', {})).isError).toBeUndefined();
@@ -144,7 +135,7 @@ describe('POST /mcp with the SDK client', () => {
   });
 
   it('answers a raw anonymous tools/call with HTTP 200 and X-RateLimit-* headers', async () => {
-    const api = await ctx.start({ config: fakes.config });
+    const api = await stack.ctx.start({ config: stack.fakes.config });
     const res = await rawCall(api, { source: 'so', query: 'python list', limit: 2 });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-ratelimit-limit')).toBe('50');

@@ -2,26 +2,16 @@
  * The MCP `run_sql` tool on a real query-runner and export: billed like POST /api/v1/query (per row,
  * once per 5-minute window), with the result as `{row_count, rows, columns, truncated, sql_executed}`.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type TestContext, openTestContext } from '../../../test/support/harness.ts';
-import { type StoredRunner, startStoredRunner } from '../../../test/support/stored-runner.ts';
+import { useStoredStack } from '../../../test/support/stored-runner.ts';
 
-let ctx: TestContext;
-let runner: StoredRunner;
-beforeAll(async () => {
-  ctx = await openTestContext();
-  runner = await startStoredRunner();
-}, 60_000);
-afterAll(async () => {
-  await ctx.close();
-  await runner?.close();
-});
+const stack = useStoredStack();
 
 describe('MCP run_sql', () => {
   it('returns the rows and charges them once per window, like POST /api/v1/query', async () => {
-    const api = await ctx.start({ config: { QUERY_RUNNER_URLS: runner.url, DATA_DIR: runner.dataDir } });
+    const api = await stack.ctx.start({ config: { QUERY_RUNNER_URLS: stack.runner.url, DATA_DIR: stack.runner.dataDir } });
     const { apiKey, accountId } = await api.account();
     const client = new Client({ name: 'uda-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp?token=${apiKey}`)));
