@@ -3,10 +3,9 @@
  * CPU: a bare Express app, and the same handler behind the full chain with real PostgreSQL and
  * Redis. Prints one JSON line with the URLs and the key, then serves until killed.
  */
-import { randomBytes } from 'node:crypto';
 import express from 'express';
 import { buildApp } from '../src/app.ts';
-import { parseApiConfig } from '../src/config.ts';
+import { benchApiConfig } from './support.ts';
 import { migrate, openDb } from '../src/db/index.ts';
 import { DEFAULT_LIMITS } from '../src/limits.ts';
 import { listen } from '../src/server.ts';
@@ -23,15 +22,7 @@ bare.get('/bench', (_req, res) => {
   res.json(FIXED);
 });
 
-const config = parseApiConfig({
-  DATABASE_URL: databaseUrl,
-  REDIS_URL: redisUrl,
-  REDIS_KEY_PREFIX: `uda-bench:${randomBytes(4).toString('hex')}:`,
-  KEY_PEPPER: randomBytes(32).toString('hex'),
-  KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
-  DATABASE_POOL_MAX: process.env.BENCH_POOL ?? '20',
-});
+const config = benchApiConfig(databaseUrl, redisUrl);
 const db = openDb({ databaseUrl, poolMax: config.DATABASE_POOL_MAX, dataDir: '/tmp' });
 await migrate(db);
 // The benchmark sends far more than 100 requests from one IP: lift the counts, keep the work.

@@ -12,21 +12,13 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import knexModule from 'knex';
+import { onServer } from './support.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const duration = Number(process.env.BENCH_DURATION_S ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
-async function onServer(sql: string): Promise<void> {
-  const admin = knexModule.knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
-  try {
-    await admin.raw(sql);
-  } finally {
-    await admin.destroy();
-  }
-}
 
 interface Result {
   name: string;
@@ -47,7 +39,7 @@ async function measure(name: string, url: string, headers: Record<string, string
 }
 
 const dbName = `uda_bench_${randomBytes(4).toString('hex')}`;
-await onServer(`CREATE DATABASE ${dbName}`);
+await onServer(adminUrl, `CREATE DATABASE ${dbName}`);
 const dbUrl = new URL(adminUrl);
 dbUrl.pathname = `/${dbName}`;
 const child = spawn(join(process.cwd(), 'node_modules/.bin/node'), [join(import.meta.dirname, 'gateway-server.ts'), dbUrl.toString(), redisUrl], {
@@ -86,5 +78,5 @@ try {
     child.once('exit', resolve);
     child.kill('SIGTERM');
   });
-  await onServer(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await onServer(adminUrl, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
 }

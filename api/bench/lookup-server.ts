@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { buildApp } from '../src/app.ts';
-import { parseApiConfig } from '../src/config.ts';
+import { benchApiConfig } from './support.ts';
 import { migrate, openDb } from '../src/db/index.ts';
 import { DEFAULT_LIMITS } from '../src/limits.ts';
 import { listen } from '../src/server.ts';
@@ -15,18 +15,7 @@ import { buildServices, closeServices, type Services } from '../src/services.ts'
 
 const [databaseUrl = '', redisUrl = '', runnerUrl = '', wikiUrl = ''] = process.argv.slice(2);
 
-const config = parseApiConfig({
-  DATABASE_URL: databaseUrl,
-  REDIS_URL: redisUrl,
-  REDIS_KEY_PREFIX: `uda-bench:${randomBytes(4).toString('hex')}:`,
-  KEY_PEPPER: randomBytes(32).toString('hex'),
-  KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
-  DATABASE_POOL_MAX: process.env.BENCH_POOL ?? '20',
-  QUERY_RUNNER_URLS: runnerUrl,
-  WIKIPEDIA_BASE_URL: wikiUrl,
-  WIKIPEDIA_REST_BASE_URL: wikiUrl,
-});
+const config = benchApiConfig(databaseUrl, redisUrl, { QUERY_RUNNER_URLS: runnerUrl, WIKIPEDIA_BASE_URL: wikiUrl, WIKIPEDIA_REST_BASE_URL: wikiUrl });
 const db = openDb({ databaseUrl, poolMax: config.DATABASE_POOL_MAX, dataDir: '/tmp' });
 await migrate(db);
 // One client IP sends everything: lift the counts, keep the work (the counters still run in Redis).

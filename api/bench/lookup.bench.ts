@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import knexModule from 'knex';
+import { onServer } from './support.ts';
 import { startFakeWikipedia } from '../test/fakes/wikipedia.ts';
 import { startStoredRunner } from '../test/support/stored-runner.ts';
 
@@ -43,14 +43,6 @@ interface Result {
   errors: number;
 }
 
-async function onServer(sql: string): Promise<void> {
-  const admin = knexModule.knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
-  try {
-    await admin.raw(sql);
-  } finally {
-    await admin.destroy();
-  }
-}
 
 async function measure(name: string, url: string, requests: autocannon.Request[]): Promise<Result> {
   // A short warm-up so JIT, pools, DuckDB and Redis scripts are hot before measuring.
@@ -60,7 +52,7 @@ async function measure(name: string, url: string, requests: autocannon.Request[]
 }
 
 const dbName = `uda_bench_${randomBytes(4).toString('hex')}`;
-await onServer(`CREATE DATABASE ${dbName}`);
+await onServer(adminUrl, `CREATE DATABASE ${dbName}`);
 const dbUrl = new URL(adminUrl);
 dbUrl.pathname = `/${dbName}`;
 const wiki = await startFakeWikipedia();
@@ -98,5 +90,5 @@ try {
   });
   await runner.close();
   await wiki.close();
-  await onServer(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await onServer(adminUrl, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
 }

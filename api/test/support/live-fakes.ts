@@ -2,8 +2,6 @@
  * Every live upstream's fake on loopback, and the API config that points the live clients at them
  * (route-level tests of the lookups and MCP).
  */
-import { afterAll, beforeAll } from '@jest/globals';
-import { type TestContext, openTestContext } from './harness.ts';
 import { startFakeArxiv } from '../fakes/arxiv.ts';
 import { startFakeOpenAlex } from '../fakes/openalex.ts';
 import { startFakePypi } from '../fakes/pypi.ts';
@@ -51,23 +49,4 @@ export async function startLiveFakes(): Promise<LiveFakes> {
       await Promise.all(all.map((fake) => fake.close()));
     },
   };
-}
-
-export interface LiveStack {
-  readonly ctx: TestContext;
-  readonly fakes: LiveFakes;
-}
-
-/** Per test file, at module level: a fresh API context and every live fake, closed after the file. */
-export function useLiveStack(): LiveStack {
-  const stack = {} as { ctx: TestContext; fakes: LiveFakes };
-  beforeAll(async () => {
-    stack.ctx = await openTestContext();
-    stack.fakes = await startLiveFakes();
-  });
-  afterAll(async () => {
-    await stack.ctx.close();
-    await stack.fakes.close();
-  });
-  return stack;
 }

@@ -6,8 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from '@jest/globals';
-import { TEST_REDIS_URL, type TestContext, openTestContext, uniquePrefix } from './harness.ts';
+import { TEST_REDIS_URL, uniquePrefix } from './harness.ts';
 import { runNode, startNode, stopNode } from './spawn.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -52,23 +51,4 @@ async function untilReady(url: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`query-runner at ${url} never became ready`);
-}
-
-export interface StoredStack {
-  readonly ctx: TestContext;
-  readonly runner: StoredRunner;
-}
-
-/** Per test file, at module level: a fresh API context and a runner on a real export, closed after the file. */
-export function useStoredStack(): StoredStack {
-  const stack = {} as { ctx: TestContext; runner: StoredRunner };
-  beforeAll(async () => {
-    stack.ctx = await openTestContext();
-    stack.runner = await startStoredRunner();
-  }, 60_000);
-  afterAll(async () => {
-    await stack.ctx.close();
-    await stack.runner?.close();
-  });
-  return stack;
 }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { sourceNames } from '@uda/shared/catalog';
-import { useLiveStack } from '../../../test/support/live-fakes.ts';
+import { useLiveStack } from '../../../test/support/stacks.ts';
 
 const stack = useLiveStack();
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { CommonMode } from '../../../test/fakes/upstream.ts';
 import type { TestApi } from '../../../test/support/harness.ts';
 import { lookupEnvelope } from './schema.ts';
-import { useLiveStack } from '../../../test/support/live-fakes.ts';
+import { useLiveStack } from '../../../test/support/stacks.ts';
 
 const stack = useLiveStack();
 

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
 import type { TestApi } from '../../../test/support/harness.ts';
 import { lookupEnvelope } from './schema.ts';
-import { useStoredStack } from '../../../test/support/stored-runner.ts';
+import { useStoredStack } from '../../../test/support/stacks.ts';
 import { freePort } from '../../../test/support/spawn.ts';
 
 const stack = useStoredStack();

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from '@jest/globals';
-import { useLiveStack } from '../../../test/support/live-fakes.ts';
+import { useLiveStack } from '../../../test/support/stacks.ts';
 
 const stack = useLiveStack();
 

@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { sourceNames } from '@uda/shared/catalog';
 import type { TestApi } from '../../../test/support/harness.ts';
-import { useLiveStack } from '../../../test/support/live-fakes.ts';
+import { useLiveStack } from '../../../test/support/stacks.ts';
 
 const stack = useLiveStack();
 

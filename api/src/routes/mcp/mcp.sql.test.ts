@@ -5,7 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { useStoredStack } from '../../../test/support/stored-runner.ts';
+import { useStoredStack } from '../../../test/support/stacks.ts';
 
 const stack = useStoredStack();
 
