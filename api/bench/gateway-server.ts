@@ -5,6 +5,7 @@
  */
 import express from 'express';
 import { buildApp } from '../src/app.ts';
+import { payerOf, setCreditHeaders } from '../src/billing/http.ts';
 import { benchApiConfig } from './support.ts';
 import { migrate, openDb } from '../src/db/index.ts';
 import { DEFAULT_LIMITS } from '../src/limits.ts';
@@ -44,7 +45,7 @@ for (let i = 0; i < 50; i++) {
 }
 
 function benchRoutes(s: Services): RouteDef[] {
-  const { guards, meter } = s;
+  const { guards, billing } = s;
   return [
     {
       method: 'get',
@@ -55,7 +56,7 @@ function benchRoutes(s: Services): RouteDef[] {
         guards.exportCap,
         guards.requireCredit,
         async (req, res) => {
-          await meter.settle(req, res, { costMicro: 4_000 });
+          setCreditHeaders(res, await billing.chargeOnce(payerOf(req)!, { costMicro: 4_000 }));
           res.json(FIXED);
         },
       ],

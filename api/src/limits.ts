@@ -21,11 +21,6 @@ export const DEFAULT_LIMITS: Limits = {
   sheetDaily: 1_000,
 };
 
-/** SPEC "Credits and metering" §2, in micro-USD. */
-export const MONTHLY_GRANT_MICRO_USD: Readonly<Record<Tier, number>> = {
-  free: 5_000_000,
-  developer: 29_000_000,
-  pro: 99_000_000,
-};
+/** Prices and monthly grants are in `billing/prices.ts`. */
 
 export const TIERS: readonly Tier[] = ['free', 'developer', 'pro'];

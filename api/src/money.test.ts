@@ -5,10 +5,10 @@ import {
   grantAfterTierChange,
   parseUsd,
   periodOf,
-  priceMicro,
   splitCharge,
   usdNumber,
 } from './money.ts';
+import { priceMicro } from './billing/prices.ts';
 
 describe('money', () => {
   it('prices rows by class and tier (SPEC credits §3)', () => {

@@ -2,16 +2,10 @@
  * Money math over integer micro-USD (DECISIONS §3). Plain functions; the ledger's SQL mirrors
  * `splitCharge` and `effectiveGrant`, and the unit tests pin both.
  */
-import { PRICE_PER_ROW_MICRO_USD, type PriceClass, type Tier } from '@uda/shared/catalog';
-import { MONTHLY_GRANT_MICRO_USD } from './limits.ts';
+import type { Tier } from '@uda/shared/catalog';
+import { MONTHLY_GRANT_MICRO_USD } from './billing/prices.ts';
 
 export const MICRO_PER_USD = 1_000_000;
-
-/** Price of `rows` rows of one class for one tier. */
-export function priceMicro(priceClass: PriceClass, tier: Tier, rows: number): number {
-  if (!Number.isInteger(rows) || rows < 0) throw new RangeError(`rows must be a non-negative integer, got ${rows}`);
-  return PRICE_PER_ROW_MICRO_USD[priceClass][tier] * rows;
-}
 
 /** `25000` → `"0.025"`, `4975000` → `"4.975"`, `0` → `"0"`: the header form. */
 export function formatUsd(micro: number): string {

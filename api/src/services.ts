@@ -15,7 +15,11 @@ import { MemoryLimiterBackend } from './limiter/memory.ts';
 import { RedisLimiterBackend } from './limiter/redis.ts';
 import type { LimiterBackend } from './limiter/types.ts';
 import { DEFAULT_LIMITS, type Limits } from './limits.ts';
-import { Meter } from './metering/meter.ts';
+import { Billing } from './billing/billing.ts';
+import { MemoryDeliveryTracker, type DeliveryTracker } from './billing/deliveries.ts';
+import { RedisDeliveryTracker } from './billing/deliveries-redis.ts';
+import { requireCredit } from './billing/http.ts';
+import { Ledger } from './billing/ledger.ts';
 import { Metrics } from './metrics.ts';
 import { anonymousLimit } from './middleware/anonymous-limit/index.ts';
 import { type DailyCapOptions, dailyCap } from './middleware/daily-cap/index.ts';
@@ -32,6 +36,9 @@ import { createLiveDeps, DEFAULT_LIVE_CONFIG, type LiveConfig } from './live/set
 import { RunnerClient } from './runners/client.ts';
 import { KubernetesRunnerPool } from './runners/k8s-pool.ts';
 import { StaticRunnerPool, type RunnerPool } from './runners/pool.ts';
+
+/** How often each pod refunds the charges whose deliveries died with another pod. */
+const BILLING_RECONCILE_MS = 30_000;
 
 export interface Counters {
   readonly burst: RateLimiterAbstract;
@@ -59,7 +66,8 @@ export interface Services {
   readonly accounts: AccountStore;
   readonly keys: KeyStore;
   readonly metrics: Metrics;
-  readonly meter: Meter;
+  readonly billing: Billing;
+  readonly ledger: Ledger;
   readonly limiterBackend: LimiterBackend;
   readonly counters: Counters;
   readonly guards: Guards;
@@ -97,14 +105,20 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   const keys = new KeyStore(db, new KeyCrypto({ pepper: secrets.pepper, encryptionKeyHex: secrets.encryptionKeyHex }), {
     cacheTtlMs: config.KEY_CACHE_TTL_MS,
   });
-  const meter = new Meter({ accounts, metrics, logger });
   const limiterBackend: LimiterBackend =
     overrides.redis || config.REDIS_URL
       ? new RedisLimiterBackend({ url: config.REDIS_URL, client: overrides.redis, prefix: config.REDIS_KEY_PREFIX })
       : new MemoryLimiterBackend();
+  const deliveries: DeliveryTracker =
+    limiterBackend instanceof RedisLimiterBackend
+      ? new RedisDeliveryTracker({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX })
+      : new MemoryDeliveryTracker();
+  const ledger = new Ledger(db, accounts);
+  const billing = new Billing({ ledger, accounts, deliveries, metrics, logger });
+  billing.startReconciler(BILLING_RECONCILE_MS);
   if (!(await limiterBackend.ready())) logger.warn('Redis not reachable yet; rate limits use the in-process insurance limiter meanwhile');
   const counters = buildCounters(limiterBackend, limits);
-  const guards = buildGuards({ counters, limits, metrics, meter });
+  const guards = buildGuards({ counters, limits, metrics, billing });
   const runnerPool = await buildRunnerPool(config, logger);
   const live = buildLive(config, db, limiterBackend, logger, overrides.live);
   metrics.insuranceActive = () => limiterBackend instanceof RedisLimiterBackend && limiterBackend.client.status !== 'ready';
@@ -116,7 +130,8 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     accounts,
     keys,
     metrics,
-    meter,
+    billing,
+    ledger,
     limiterBackend,
     counters,
     guards,
@@ -180,7 +195,7 @@ function buildCounters(backend: LimiterBackend, limits: Limits): Counters {
   };
 }
 
-function buildGuards(s: { counters: Counters; limits: Limits; metrics: Metrics; meter: Meter }): Guards {
+function buildGuards(s: { counters: Counters; limits: Limits; metrics: Metrics; billing: Billing }): Guards {
   const exportCapOptions: DailyCapOptions = { counter: s.counters.exportDaily, kind: 'export', limit: s.limits.exportDaily, metrics: s.metrics };
   const sheetCapOptions: DailyCapOptions = { counter: s.counters.sheetDaily, kind: 'sheet', limit: s.limits.sheetDaily, metrics: s.metrics };
   return {
@@ -189,13 +204,15 @@ function buildGuards(s: { counters: Counters; limits: Limits; metrics: Metrics; 
     requireSheetKey: requireKey({ body: 'sheet' }),
     exportCap: dailyCap(exportCapOptions),
     sheetCap: dailyCap(sheetCapOptions),
-    requireCredit: s.meter.requireCredit(),
+    requireCredit: requireCredit(s.billing),
     exportCapOptions,
     sheetCapOptions,
   };
 }
 
 export async function closeServices(services: Services, options: { keepDb?: boolean } = {}): Promise<void> {
+  // Refunds of deliveries cut by the shutdown are written before the database closes.
+  await services.billing.drain();
   await services.runnerPool.close();
   await services.limiterBackend.close();
   if (!options.keepDb) await services.db.destroy();

@@ -72,11 +72,11 @@ describe('embedded default and admin CLI', () => {
   });
 
   it('charges on PGlite through the same single-statement ledger', async () => {
-    const { accounts } = running.services;
+    const { accounts, ledger } = running.services;
     const account = await accounts.create({ email: 'pglite@example.com', tier: 'free' });
     await accounts.setGrant(account.id, 10);
     const results = await Promise.all(
-      Array.from({ length: 5 }, (_, i) => accounts.charge({ accountId: account.id, amountMicro: 3, idempotencyKey: `pg-${account.id}-${i}` })),
+      Array.from({ length: 5 }, (_, i) => ledger.charge({ accountId: account.id, amountMicro: 3, idempotencyKey: `pg-${account.id}-${i}` })),
     );
     expect(results.filter((r) => r.ok).length).toBe(3);
     expect(await accounts.balance(account.id)).toBe(1);

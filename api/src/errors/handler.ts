@@ -29,6 +29,8 @@ export function errorHandler({ logger }: { logger: Logger }): ErrorRequestHandle
       logger.error({ err, url: redactUrl(req.originalUrl), requestId: res.getHeader('x-request-id') }, 'unexpected error');
     }
     const ctx = { style: styleOf(req), accountState: callerOf(req).kind === 'account' ? 'authenticated' : 'anonymous' } as const;
+    // Errors are never billed (DECISIONS §3): whatever a handler set before it failed, say so.
+    if (callerOf(req).kind === 'account') res.setHeader('X-Credit-Cost', '0');
     res.status(error.status).set(error.headers);
     if (error.code === ErrorCode.RATE_LIMITED && prefersText(req)) {
       res.type('text/plain').send(bodyFor(error, ctx).message as string);

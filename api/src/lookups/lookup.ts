@@ -5,6 +5,7 @@
  */
 import { type Source, findSource, sourceNames } from '@uda/shared/catalog';
 import type { StoredSourceId } from './types.ts';
+import { priceMicro } from '../billing/prices.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { type LiveData, liveLookup, wikiArticleLookup } from '../live/lookup.ts';
@@ -16,7 +17,7 @@ import { lookupFailure, notFound } from './errors.ts';
 import { storedCacheFor } from './stored-cache.ts';
 import type { LookupData, LookupOutcome } from './types.ts';
 
-export type LookupServices = Pick<Services, 'live' | 'runners' | 'meter'>;
+export type LookupServices = Pick<Services, 'live' | 'runners'>;
 
 export interface LookupRequest {
   /** Source id or alias, any case. */
@@ -47,7 +48,7 @@ export async function lookup(services: LookupServices, caller: Caller, request: 
     throw lookupFailure(error);
   }
   if (data.results.length === 0) throw notFound(request.keywords, source.id);
-  return outcome(services, caller, source, data);
+  return outcome(caller, source, data);
 }
 
 /** `GET /https:/{wikipediaUrl}`: one article, billed as one encyclopedia row. */
@@ -62,7 +63,7 @@ export async function articleLookup(services: LookupServices, caller: Caller, ur
     throw lookupFailure(error);
   }
   if (live.results.length === 0) throw notFound(ref.title, source.id);
-  return outcome(services, caller, source, { source: 'wiki', query: url, ...live });
+  return outcome(caller, source, { source: 'wiki', query: url, ...live });
 }
 
 async function searchLive(services: LookupServices, source: LiveSource, request: LookupRequest): Promise<LookupData> {
@@ -76,7 +77,7 @@ async function searchStored(services: LookupServices, source: StoredSourceId, re
 }
 
 /** DECISIONS §3: the rows of a lookup are the items in `data.results`, at the source's class and the caller's tier. */
-function outcome(services: LookupServices, caller: Caller, source: Source, data: LookupData): LookupOutcome {
+function outcome(caller: Caller, source: Source, data: LookupData): LookupOutcome {
   const rows = data.results.length;
-  return { source, data, rows, costMicro: services.meter.price(caller, source.priceClass, rows) };
+  return { source, data, rows, costMicro: caller.kind === 'account' ? priceMicro(source.priceClass, caller.tier, rows) : 0 };
 }

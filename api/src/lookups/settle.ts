@@ -1,11 +1,13 @@
 /**
- * Charges a finished lookup through the meter (402 if the balance cannot cover it, nothing charged)
- * and builds the success envelope. Shared by REST and MCP so billing cannot drift between them.
+ * Charges a finished lookup (402 if the balance cannot cover it, nothing charged) and builds the
+ * success envelope. Shared by REST and MCP so billing cannot drift between them. A HEAD delivers no
+ * row, so it is never billed (DECISIONS §3).
  */
 import type { Request, Response } from 'express';
+import { payerOf, setCreditHeaders } from '../billing/http.ts';
+import type { Billing } from '../billing/billing.ts';
 import type { AccountState } from '../errors/codes.ts';
-import type { Meter } from '../metering/meter.ts';
-import { type Caller, callerOf } from '../request-context.ts';
+import { type Caller, callerOf, requestIdOf } from '../request-context.ts';
 import type { LookupData, LookupOutcome } from './types.ts';
 
 export interface LookupEnvelope {
@@ -18,13 +20,17 @@ export function accountStateOf(caller: Caller): AccountState {
   return caller.kind === 'account' ? 'authenticated' : 'anonymous';
 }
 
-export async function settleLookup(meter: Meter, req: Request, res: Response, outcome: LookupOutcome, idempotencyKey?: string): Promise<LookupEnvelope> {
-  const caller = callerOf(req);
-  const costPerRowMicro = outcome.rows ? outcome.costMicro / outcome.rows : 0;
-  await meter.settle(req, res, {
-    costMicro: outcome.costMicro,
-    idempotencyKey,
-    breakdown: [{ source: outcome.source.id, rows: outcome.rows, costPerRowMicro, costMicro: outcome.costMicro }],
-  });
-  return { status: 'success', account_state: accountStateOf(caller), data: outcome.data };
+export async function settleLookup(billing: Billing, req: Request, res: Response, outcome: LookupOutcome): Promise<LookupEnvelope> {
+  const payer = payerOf(req);
+  if (payer && req.method !== 'HEAD') {
+    const costPerRowMicro = outcome.rows ? outcome.costMicro / outcome.rows : 0;
+    const settlement = await billing.chargeOnce(payer, {
+      costMicro: outcome.costMicro,
+      breakdown: [{ source: outcome.source.id, rows: outcome.rows, costPerRowMicro, costMicro: outcome.costMicro }],
+      requestId: requestIdOf(req) || undefined,
+      priceClass: outcome.source.priceClass,
+    });
+    setCreditHeaders(res, settlement);
+  }
+  return { status: 'success', account_state: accountStateOf(callerOf(req)), data: outcome.data };
 }

@@ -2,17 +2,17 @@
  * The SQL core shared by `POST /api/v1/query`, the CSV and Parquet GET routes, and the MCP
  * `run_sql` tool (STYLE §7: handlers only translate). It validates in the API before any runner
  * call, computes the query id, serves a stored result inside the 5-minute window, and otherwise
- * runs the query on the id's runner. It never charges: the caller settles `usage` under
- * `chargeKey` with `Meter.settle`, so the charge happens only once a result exists.
+ * runs the query on the id's runner. It never charges: the caller delivers the result under its
+ * `window` with `Billing.deliverWindow`, so the charge happens only once a result exists.
  */
 import type { QueryResponse, ResultFormat, ResultMeta } from '@uda/shared/runner-contract';
 import { createSqlParser, type SqlParser, validateSql } from '@uda/shared/sql';
 import type { Tier } from '@uda/shared/catalog';
+import { type WindowSpec, sqlWindow } from '../billing/charge-keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { RunnerCallError } from '../runners/client.ts';
 import type { Services } from '../services.ts';
-import { windowCharge } from './charge-key.ts';
 import { exportVersionOf } from './export-version.ts';
 import { queryIdOf } from './query-id.ts';
 import { resolveDatasets } from '../sheets/resolve.ts';
@@ -20,6 +20,9 @@ import { backendUnavailable, sqlFailure } from './runner-errors.ts';
 import { type SqlUsage, usageOf } from './usage.ts';
 
 export type SqlServices = Pick<Services, 'store' | 'runners' | 'db'>;
+
+/** Gives back what `beforeExecute` took, when the query never ran. */
+export type Undo = () => Promise<void>;
 
 export interface SqlCaller {
   readonly accountId: string;
@@ -34,8 +37,11 @@ export interface RunSqlRequest {
 }
 
 export interface RunSqlHooks {
-  /** Runs just before a query is executed, never for a stored result: the daily cap (DECISIONS §4). */
-  readonly beforeExecute?: () => Promise<void>;
+  /**
+   * Runs just before a query is executed, never for a stored result: the up-front 402 and the daily
+   * cap (DECISIONS §3, §4). Its undo runs when the query then never ran (busy, backend down).
+   */
+  readonly beforeExecute?: () => Promise<Undo | void>;
 }
 
 export interface SqlResult {
@@ -45,9 +51,9 @@ export interface SqlResult {
   readonly meta: ResultMeta;
   /** Format `json` only: at most 1,000 row objects. */
   readonly rows?: readonly Record<string, unknown>[];
-  /** What the result costs this caller; settle it under `chargeKey` (a duplicate costs nothing). */
+  /** What the result costs this caller, charged once per `window`. */
   readonly usage: SqlUsage;
-  readonly chargeKey: string;
+  readonly window: WindowSpec;
 }
 
 let parser: Promise<SqlParser> | undefined;
@@ -65,20 +71,26 @@ export async function runSql(services: SqlServices, caller: SqlCaller, request: 
   const queryId = queryIdOf({ accountId: caller.accountId, sql, datasets: versions, exportVersion });
   let response = await stored(services, queryId, request.format);
   if (!response) {
-    await hooks.beforeExecute?.();
-    response = await services.runners.runQuery({ queryId, sql, format: request.format, datasets: datasets.map(({ name, key }) => ({ name, key })) }).catch((error: unknown) => {
-      throw sqlFailure(error);
+    const undo = await hooks.beforeExecute?.();
+    response = await services.runners.runQuery({ queryId, sql, format: request.format, datasets: datasets.map(({ name, key }) => ({ name, key })) }).catch(async (error: unknown) => {
+      const failure = sqlFailure(error);
+      if (neverRan(failure)) await undo?.();
+      throw failure;
     });
   }
-  const charge = await windowCharge(services.db, caller.accountId, `sql:${queryId}:${response.result.createdAt}`);
   return {
     queryId,
     cached: response.cached,
     meta: response.result,
     ...(response.rows ? { rows: response.rows } : {}),
     usage: usageOf(response.result, caller.tier),
-    chargeKey: charge.key,
+    window: sqlWindow(caller.accountId, queryId, response.result.createdAt),
   };
+}
+
+/** The runner refused before running: the request counts toward nothing (DECISIONS §4). */
+function neverRan(failure: ApiError): boolean {
+  return failure.code === ErrorCode.QUERY_BUSY || failure.code === ErrorCode.QUERY_BACKEND_UNAVAILABLE;
 }
 
 /** The stored result while the window is open; undefined when the query has to run. */

@@ -1,11 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { exportPriceMicro } from '../routes/exports/pricing.ts';
+import { exportPriceMicro } from '../billing/prices.ts';
 import { usageHeader, usageOf } from './usage.ts';
 
 describe('usageOf and usageHeader', () => {
   it('charges the billed source at the caller tier and reports it in by_source', () => {
     const usage = usageOf({ rowsBySource: { wiki: 4 } }, 'developer');
-    expect(usage).toEqual({ rowsCharged: 4, costMicro: 60_000, breakdown: [{ source: 'wiki', rows: 4, costPerRowMicro: 15_000, costMicro: 60_000 }] });
+    expect(usage).toEqual({ rowsCharged: 4, costMicro: 60_000, breakdown: [{ source: 'wiki', rows: 4, costPerRowMicro: 15_000, costMicro: 60_000 }], priceClass: 'encyclopedia' });
     expect(JSON.parse(usageHeader(usage))).toEqual({
       rows_charged: 4,
       request_cost: 0.06,
@@ -14,7 +14,7 @@ describe('usageOf and usageHeader', () => {
   });
 
   it('costs nothing when no catalog table is read', () => {
-    expect(usageOf({ rowsBySource: {} }, 'pro')).toEqual({ rowsCharged: 0, costMicro: 0, breakdown: [] });
+    expect(usageOf({ rowsBySource: {} }, 'pro')).toEqual({ rowsCharged: 0, costMicro: 0, breakdown: [], priceClass: 'open' });
   });
 });
 

@@ -3,14 +3,15 @@
  * prints one JSON line with what it was told. Usage: node charge-worker.ts <dbUrl> <accountId> <n> <amountMicro> <worker>
  */
 import { AccountStore } from '../../src/accounts/store.ts';
+import { Ledger } from '../../src/billing/ledger.ts';
 import { openDb } from '../../src/db/index.ts';
 
 const [dbUrl = '', accountId = '', n = '0', amount = '0', worker = '0'] = process.argv.slice(2);
 const db = openDb({ databaseUrl: dbUrl, poolMax: 20, dataDir: '/tmp' });
-const accounts = new AccountStore(db);
+const ledger = new Ledger(db, new AccountStore(db));
 const results = await Promise.all(
   Array.from({ length: Number(n) }, (_, i) =>
-    accounts.charge({
+    ledger.charge({
       accountId,
       amountMicro: Number(amount),
       // Every worker also retries the same 10 keys: each must be charged at most once overall.

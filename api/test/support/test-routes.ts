@@ -6,31 +6,34 @@
 import type { RequestHandler } from 'express';
 import { ApiError } from '../../src/errors/api-error.ts';
 import { ErrorCode } from '../../src/errors/codes.ts';
+import { payerOf, setCreditHeaders } from '../../src/billing/http.ts';
+import { priceMicro } from '../../src/billing/prices.ts';
 import { callerOf } from '../../src/request-context.ts';
 import type { RouteDef } from '../../src/routes/types.ts';
 import type { Services } from '../../src/services.ts';
 
 /** `?rows=N` rows of an open source; `?fail=400|500` fails instead; `?cls=encyclopedia`. */
-function lookupHandler({ meter }: Services): RequestHandler {
+function lookupHandler({ billing }: Services): RequestHandler {
   return async function testLookup(req, res) {
     if (req.query.fail === '400') throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'Unsupported source "nope".' });
     if (req.query.fail === '500') throw new Error('secret internal detail: connection string postgres://x');
     const rows = Number(req.query.rows ?? 1);
     const priceClass = req.query.cls === 'encyclopedia' ? 'encyclopedia' : 'open';
-    const caller = callerOf(req);
-    await meter.settle(req, res, {
-      costMicro: meter.price(caller, priceClass, rows),
-      idempotencyKey: typeof req.query.idem === 'string' ? req.query.idem : undefined,
-      breakdown: [{ source: 'gutenberg', rows, costPerRowMicro: meter.price(caller, priceClass, 1), costMicro: meter.price(caller, priceClass, rows) }],
-    });
-    res.json({ status: 'success', account_state: caller.kind === 'account' ? 'authenticated' : 'anonymous', data: { rows } });
+    const payer = payerOf(req);
+    if (payer) {
+      const costMicro = priceMicro(priceClass, payer.tier, rows);
+      const breakdown = [{ source: 'gutenberg', rows, costPerRowMicro: priceMicro(priceClass, payer.tier, 1), costMicro }];
+      setCreditHeaders(res, await billing.chargeOnce(payer, { costMicro, breakdown, requestId: String(res.getHeader('x-request-id')) }));
+    }
+    res.json({ status: 'success', account_state: payer ? 'authenticated' : 'anonymous', data: { rows } });
   };
 }
 
-function exportHandler({ meter }: Services): RequestHandler {
+function exportHandler({ billing }: Services): RequestHandler {
   return async function testExport(req, res) {
     if (req.query.fail === '500') throw new Error('secret internal detail');
-    await meter.settle(req, res, { costMicro: Number(req.query.cost ?? 100_000) });
+    const payer = payerOf(req);
+    if (payer) setCreditHeaders(res, await billing.chargeOnce(payer, { costMicro: Number(req.query.cost ?? 100_000) }));
     res.json({ status: 'success' });
   };
 }

@@ -9,7 +9,8 @@ import { callerOf } from '../../request-context.ts';
 /**
  * The anonymous allowance (SPEC Limits; DECISIONS §4): `points` per window per IP, counting only 2xx
  * answers. It consumes up front (so concurrent requests can't overshoot) and gives the point back
- * when the answer is not a 2xx or never completed. Authenticated callers pass untouched.
+ * when the answer is not a 2xx or never completed. Authenticated callers pass untouched, and so
+ * does a HEAD: it delivers no row, so it takes nothing (DECISIONS §3).
  */
 export function anonymousLimit({
   counter,
@@ -25,7 +26,7 @@ export function anonymousLimit({
   if (counter.points !== points) throw new RangeError(`anonymous counter allows ${counter.points} points, expected ${points}`);
   return async function anonymousLimitCheck(req, res, next) {
     const caller = callerOf(req);
-    if (caller.kind !== 'anonymous') return next();
+    if (caller.kind !== 'anonymous' || req.method === 'HEAD') return next();
     const { headers, rejected } = await takeAllowance(counter, caller.ip, { points, now: now() });
     res.set(headers);
     if (rejected) {

@@ -5,6 +5,7 @@ import { ErrorCode } from '../../errors/codes.ts';
 import type { Metrics } from '../../metrics.ts';
 import { remainingOf, secondsUntilUtcMidnight, utcDay } from '../../quota.ts';
 import { callerOf } from '../../request-context.ts';
+import { giveBack } from '../anonymous-limit/index.ts';
 
 export type DailyCapKind = 'export' | 'sheet';
 
@@ -31,15 +32,17 @@ export function dailyCap(options: DailyCapOptions): RequestHandler {
   };
 }
 
-export async function consumeDailyCap(options: DailyCapOptions, req: Request, res: Response): Promise<void> {
+/** Takes one count; returns how to give it back when the request then turns out not to count. */
+export async function consumeDailyCap(options: DailyCapOptions, req: Request, res: Response): Promise<() => Promise<void>> {
   const { counter, kind, limit = 1_000, metrics, now = () => new Date() } = options;
   const caller = callerOf(req);
-  if (caller.kind !== 'account') return;
+  if (caller.kind !== 'account') return async () => undefined;
   const at = now();
+  const key = `${caller.accountId}:${utcDay(at)}`;
   const resetS = secondsUntilUtcMidnight(at);
   let consumed: number;
   try {
-    consumed = (await counter.consume(`${caller.accountId}:${utcDay(at)}`)).consumedPoints;
+    consumed = (await counter.consume(key)).consumedPoints;
   } catch (error) {
     if (!(error instanceof RateLimiterRes)) throw error;
     consumed = error.consumedPoints;
@@ -55,6 +58,10 @@ export async function consumeDailyCap(options: DailyCapOptions, req: Request, re
     const code = kind === 'export' ? ErrorCode.EXPORT_LIMIT_EXCEEDED : ErrorCode.SHEET_LIMIT_EXCEEDED;
     throw new ApiError(code, {}, { ...headers, 'Retry-After': String(resetS) });
   }
+  return async () => {
+    await giveBack(counter, key);
+    res.setHeader('RateLimit-Remaining', String(remainingOf(limit, consumed - 1)));
+  };
 }
 
 /** Requests left today, for the usage route. */

@@ -1,23 +1,24 @@
 /**
  * GET and HEAD of the export files (SPEC export routes; DECISIONS §3, §7). The bytes stream from
- * the object store with the range forwarded. The charge is made once per account, file version and
- * UTC day, by the first request that carries the file's bytes; HEAD, 304, 416 and further ranges
- * in the window are free and do not count toward the daily cap. A download that breaks part-way is
- * refunded, and the refund moves the window's charge key on (see `windowCharge`).
+ * the object store with the range forwarded. A file is charged once per account and file version
+ * per 24 h window, by the first request that carries the file's bytes; HEAD, 304, 416 and further
+ * requests in the window are free and do not count toward the daily cap. Every request that carries
+ * bytes is a delivery under the window's charge: the charge is refunded only when none of them
+ * completed and none is in flight (`billing/billing.ts`, rule 2).
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
+import type { Delivery, Payer } from '../../billing/billing.ts';
+import { exportWindow } from '../../billing/charge-keys.ts';
+import { deliverCharged, setCreditHeaders } from '../../billing/http.ts';
+import { EXPORT_WINDOW_MS, exportPriceMicro } from '../../billing/prices.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import { consumeDailyCap, dailyCapRemaining } from '../../middleware/daily-cap/index.ts';
-import { formatUsd } from '../../money.ts';
 import { decideRange, etagMatches } from '../../objects/range.ts';
 import { sendObject } from '../../objects/send-object.ts';
-import { utcDay } from '../../quota.ts';
 import type { Services } from '../../services.ts';
-import { windowCharge } from '../../sql/charge-key.ts';
 import { sqlCallerOf } from '../query/settle.ts';
-import { exportPriceMicro } from './pricing.ts';
 import { resolveExport, type ResolvedExport } from './resolve.ts';
 
 const exportParams = z.object({ format: z.string().optional(), table: z.string().optional(), version: z.string().optional() });
@@ -27,7 +28,7 @@ export function exportHandler(services: Services): RequestHandler {
     const params = exportParams.safeParse(req.query);
     if (!params.success) throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'format, table and version are single text values.' });
     const target = await resolveExport(services.store, { name: String(req.params.name), ...params.data });
-    const chargedKey = await bill(services, req, res, target);
+    const delivery = await bill(services, req, res, sqlCallerOf(req), target);
     res.setHeader('X-Service-Success', 'true');
     res.setHeader('X-Service-Message', `Download of ${target.downloadName} (export ${target.version}) succeeded.`);
     const outcome = await sendObject(req, res, {
@@ -35,31 +36,36 @@ export function exportHandler(services: Services): RequestHandler {
       key: target.file.key,
       contentType: target.file.content_type,
       downloadName: target.downloadName,
-    }).catch(async () => {
-      if (chargedKey) await services.meter.refund(chargedKey);
+    }).catch(async (error: unknown) => {
+      if (res.headersSent) throw error;
+      if (delivery) setCreditHeaders(res, await delivery.abandon());
       throw new ApiError(ErrorCode.EXPORT_UNAVAILABLE, {}, { 'Retry-After': '5' });
     });
-    const broken = outcome.status === 404 || !outcome.complete;
-    if (broken && chargedKey) await services.meter.refund(chargedKey);
-    if (outcome.status === 404) throw new ApiError(ErrorCode.EXPORT_NOT_FOUND, { message: `Export ${target.downloadName} is gone; retry.` });
+    if (outcome.status === 404) {
+      if (delivery) setCreditHeaders(res, await delivery.abandon());
+      throw new ApiError(ErrorCode.EXPORT_NOT_FOUND, { message: `Export ${target.downloadName} is gone; retry.` });
+    }
   };
 }
 
-/** Charges a newly billed download up front (402 before any byte); returns its key, if charged. */
-async function bill(services: Services, req: Request, res: Response, target: ResolvedExport): Promise<string | undefined> {
-  const caller = sqlCallerOf(req);
-  const base = `export:${caller.accountId}:${target.file.key}:${utcDay(new Date())}`;
-  const window = await windowCharge(services.db, caller.accountId, base);
-  if (!window.charged && carriesBytes(req, target)) {
-    await consumeDailyCap(services.guards.exportCapOptions, req, res);
-    const settlement = await services.meter.settle(req, res, { costMicro: exportPriceMicro(target.priceKind, caller.tier), idempotencyKey: window.key });
-    return settlement.chargedMicro ? settlement.idempotencyKey : undefined;
+/** Charges a download that carries bytes when its window is not paid yet (402 before any byte). */
+async function bill(services: Services, req: Request, res: Response, payer: Payer, target: ResolvedExport): Promise<Delivery | undefined> {
+  const capOptions = services.guards.exportCapOptions;
+  if (!carriesBytes(req, target)) {
+    setCreditHeaders(res, { chargedMicro: 0, balanceMicro: await services.billing.balance(payer.accountId) });
+    res.setHeader('RateLimit-Remaining', String(await dailyCapRemaining(capOptions, payer.accountId)));
+    return undefined;
   }
-  const remaining = await dailyCapRemaining(services.guards.exportCapOptions, caller.accountId);
-  res.setHeader('RateLimit-Remaining', String(remaining));
-  res.setHeader('X-Credit-Cost', '0');
-  res.setHeader('X-Credits-Remaining', formatUsd(await services.accounts.balance(caller.accountId)));
-  return undefined;
+  const delivery = await services.billing.deliverWindow(payer, exportWindow(payer.accountId, target.file.key, EXPORT_WINDOW_MS), {
+    costMicro: exportPriceMicro(target.priceKind, payer.tier),
+    carriesBytes: true,
+    priceClass: 'export',
+    beforeCharge: () => consumeDailyCap(capOptions, req, res),
+  });
+  if (!delivery.settlement.chargedMicro) res.setHeader('RateLimit-Remaining', String(await dailyCapRemaining(capOptions, payer.accountId)));
+  setCreditHeaders(res, delivery.settlement);
+  deliverCharged(res, delivery);
+  return delivery;
 }
 
 /** Whether this request would send file bytes: a GET that is neither a 304 nor a 416. */

@@ -10,7 +10,7 @@ import type { ObjectStore } from '@uda/shared/object-store';
 import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import { currentManifest, versionManifest } from '../../sql/export-version.ts';
-import type { ExportPriceKind } from './pricing.ts';
+import type { ExportPriceKind } from '../../billing/prices.ts';
 
 export const BULK_FILES = ['service.db', 'service.parquet.zip', 'service.csv.zip'] as const;
 const FORMATS = ['csv', 'parquet'] as const;

@@ -33,7 +33,7 @@ function sourceName(raw: string): string {
 /** The shape is checked before the charge, so a caller is never billed for an answer we then fail to send. */
 async function answer(services: Services, req: Request, res: Response, outcome: LookupOutcome): Promise<void> {
   lookupEnvelope.shape.data.parse(outcome.data);
-  res.json(await settleLookup(services.meter, req, res, outcome));
+  res.json(await settleLookup(services.billing, req, res, outcome));
 }
 
 export function keywordLookupHandler(services: Services): RequestHandler {

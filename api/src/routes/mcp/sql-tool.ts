@@ -1,12 +1,12 @@
 /**
- * The MCP `run_sql` tool (DECISIONS §9): needs a key, and runs the SQL engineer's `runSql` core and
- * `settleSql` exactly as `POST /api/v1/query` does (validator, daily cap, 5-minute window, billing).
+ * The MCP `run_sql` tool (DECISIONS §9): needs a key, and runs the `runSql` core and
+ * `deliverSql` exactly as `POST /api/v1/query` does (validator, daily cap, 5-minute window, billing).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { consumeDailyCap } from '../../middleware/daily-cap/index.ts';
+import { deliverCharged } from '../../billing/http.ts';
 import { callerOf } from '../../request-context.ts';
 import { runSql } from '../../sql/run-sql.ts';
-import { settleSql } from '../query/settle.ts';
+import { deliverSql, sqlCallerOf, sqlHooks } from '../query/settle.ts';
 import { markToolSuccess } from './allowance.ts';
 import { sqlToolFailure, toolText } from './tool-errors.ts';
 import type { ToolContext } from './tools.ts';
@@ -21,9 +21,9 @@ export async function runSqlTool({ services, req, res }: ToolContext, sql: strin
   const caller = callerOf(req);
   if (caller.kind !== 'account') return toolText(NEEDS_KEY, true);
   try {
-    const beforeExecute = () => consumeDailyCap(services.guards.exportCapOptions, req, res);
-    const result = await runSql(services, { accountId: caller.accountId, tier: caller.tier }, { sql, datasetIds, format: 'json' }, { beforeExecute });
-    await settleSql(services, req, res, result);
+    const result = await runSql(services, sqlCallerOf(req), { sql, datasetIds, format: 'json' }, sqlHooks(services, req, res));
+    // The tool result goes out in this HTTP response: it is delivered when the response is.
+    deliverCharged(res, await deliverSql(services, req, res, result));
     markToolSuccess(req);
     const { meta } = result;
     return toolText(JSON.stringify({ row_count: meta.rowCount, rows: result.rows ?? [], columns: meta.columns, truncated: meta.truncated, sql_executed: meta.sqlExecuted }));

@@ -2,7 +2,6 @@
  * The MCP tools (DECISIONS §9), registered on a fresh server per request. They translate in and out
  * of the same lookup core the REST routes use; billing and the allowance work the same way.
  */
-import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
@@ -10,7 +9,7 @@ import { SOURCES, sourceNames } from '@uda/shared/catalog';
 import { DEFAULT_LIMIT, MAX_KEYWORDS_CHARS, MAX_LIMIT, checkKeywords } from '../../lookups/input.ts';
 import { lookup } from '../../lookups/lookup.ts';
 import { settleLookup } from '../../lookups/settle.ts';
-import { callerOf, requestIdOf } from '../../request-context.ts';
+import { callerOf } from '../../request-context.ts';
 import type { Services } from '../../services.ts';
 import { markToolSuccess } from './allowance.ts';
 import { RUN_SQL_DESCRIPTION, runSqlTool } from './sql-tool.ts';
@@ -63,8 +62,8 @@ export function buildMcpServer(ctx: ToolContext): McpServer {
 async function searchService(ctx: ToolContext, source: string, query: string, limit: number) {
   try {
     const outcome = await lookup(ctx.services, callerOf(ctx.req), { source, keywords: checkKeywords(query), limit });
-    // One idempotency key per tool call: a JSON-RPC batch may hold several calls in one request.
-    const envelope = await settleLookup(ctx.services.meter, ctx.req, ctx.res, outcome, `mcp:${requestIdOf(ctx.req)}:${randomUUID()}`);
+    // Each tool call is its own charge under a server-minted key: a JSON-RPC batch may hold several.
+    const envelope = await settleLookup(ctx.services.billing, ctx.req, ctx.res, outcome);
     markToolSuccess(ctx.req);
     return toolText(JSON.stringify(envelope.data));
   } catch (error) {

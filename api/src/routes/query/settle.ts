@@ -1,37 +1,51 @@
 /**
  * Billing and the six result headers of the SQL routes (SPEC Resources "Query result headers";
- * DECISIONS §3, §6). The first request of a window charges; a re-read settles under the same key,
- * which the ledger treats as a duplicate, so it costs 0 and is reported as cached.
+ * DECISIONS §3, §6). Every response is a delivery under the result's window charge: the first one
+ * charges, the rest report 0 and `X-Service-Cached: true`. The charge itself is `Billing`'s.
  */
 import type { Request, Response } from 'express';
+import type { Delivery } from '../../billing/billing.ts';
+import { payerOf, setCreditHeaders } from '../../billing/http.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
-import type { Settlement } from '../../metering/meter.ts';
-import { callerOf } from '../../request-context.ts';
+import { consumeDailyCap } from '../../middleware/daily-cap/index.ts';
 import type { Services } from '../../services.ts';
-import type { SqlCaller, SqlResult } from '../../sql/run-sql.ts';
+import type { RunSqlHooks, SqlCaller, SqlResult } from '../../sql/run-sql.ts';
 import { FREE_USAGE, usageHeader } from '../../sql/usage.ts';
 
 export function sqlCallerOf(req: Request): SqlCaller {
-  const caller = callerOf(req);
+  const payer = payerOf(req);
   // requireKey runs first on every SQL route; this guards a mis-registered route.
-  if (caller.kind !== 'account') throw new ApiError(ErrorCode.AUTH_REQUIRED);
-  return { accountId: caller.accountId, tier: caller.tier };
+  if (!payer) throw new ApiError(ErrorCode.AUTH_REQUIRED);
+  return payer;
 }
 
-export async function settleSql(services: Services, req: Request, res: Response, result: SqlResult): Promise<Settlement> {
+/** Before a query runs (never for a stored result): 402 at zero balance, then the daily cap. */
+export function sqlHooks(services: Services, req: Request, res: Response): RunSqlHooks {
+  return {
+    beforeExecute: async () => {
+      await services.billing.requireCredit(sqlCallerOf(req));
+      return consumeDailyCap(services.guards.exportCapOptions, req, res);
+    },
+  };
+}
+
+/** Charges the window if nobody has yet, and sets the billing headers of this response. */
+export async function deliverSql(services: Services, req: Request, res: Response, result: SqlResult): Promise<Delivery> {
   const { usage } = result;
-  const settlement = await services.meter.settle(req, res, {
+  const delivery = await services.billing.deliverWindow(sqlCallerOf(req), result.window, {
     costMicro: usage.costMicro,
-    idempotencyKey: result.chargeKey,
     breakdown: usage.breakdown,
     queryId: result.queryId,
+    carriesBytes: req.method !== 'HEAD',
+    priceClass: usage.priceClass,
   });
-  const charged = settlement.chargedMicro > 0;
+  const charged = delivery.settlement.chargedMicro > 0;
   const shown = charged ? usage : FREE_USAGE;
+  setCreditHeaders(res, delivery.settlement);
   res.setHeader('X-Service-Cached', String(result.cached && !charged));
   res.setHeader('X-Service-Query-Id', result.queryId);
   res.setHeader('X-Service-Rows-Charged', String(shown.rowsCharged));
   res.setHeader('X-Service-Usage', usageHeader(shown));
-  return settlement;
+  return delivery;
 }

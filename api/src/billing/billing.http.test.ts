@@ -44,16 +44,18 @@ describe('metering', () => {
     await api.close();
   });
 
-  it('is idempotent per key, refunds by key, and answers 402 at zero until a top-off', async () => {
+  it('answers 402 at zero balance before any work until a top-off; a refund goes back once', async () => {
     const api = await ctx.start({ extraRoutes: testRoutes });
     const { accountId, apiKey } = await api.account({ usd: '0.01' });
-    const key = `q:${accountId}:window-1`;
-    const first = await api.get(`/test/lookup/x?rows=2&idem=${key}`, { key: apiKey });
+    const first = await api.get('/test/lookup/x?rows=2', { key: apiKey });
     expect(first.headers.get('x-credit-cost')).toBe('0.01');
     expect(first.headers.get('x-credits-remaining')).toBe('0');
-    expect((await api.get('/test/lookup/x?rows=1', { key: apiKey })).status).toBe(402);
-    expect(await api.services.meter.refund(key)).toBe(10_000);
-    expect(await api.services.meter.refund(key)).toBe(0);
+    const refused = await api.get('/test/lookup/x?rows=1', { key: apiKey });
+    expect(refused.status).toBe(402);
+    expect(refused.headers.get('x-credit-cost')).toBe('0');
+    const [charge] = await ctx.db('ledger').where({ account_id: accountId });
+    expect(await api.services.ledger.refund(charge.idempotency_key)).toBe(10_000);
+    expect(await api.services.ledger.refund(charge.idempotency_key)).toBe(0);
     expect(await api.services.accounts.balance(accountId)).toBe(10_000);
     await api.services.accounts.setGrant(accountId, 0);
     expect((await api.get('/test/lookup/x?rows=1', { key: apiKey })).status).toBe(402);
@@ -61,6 +63,25 @@ describe('metering', () => {
     const after = await api.get('/test/lookup/x?rows=1', { key: apiKey });
     expect(after.status).toBe(200);
     expect(after.headers.get('x-credits-remaining')).toBe('0.995');
+    await api.close();
+  });
+
+  it('mints every charge key itself: a client-sent X-Request-Id never makes a lookup a duplicate, in any account', async () => {
+    const api = await ctx.start({ extraRoutes: testRoutes });
+    const a = await api.account();
+    const b = await api.account();
+    const headers = { 'x-request-id': 'same' };
+    for (const { apiKey } of [a, a, a, b]) {
+      const res = await api.get('/test/lookup/x?rows=1', { key: apiKey, headers });
+      expect(res.headers.get('x-credit-cost')).toBe('0.005');
+    }
+    const keys = (await ctx.db('ledger').whereIn('account_id', [a.accountId, b.accountId]).select('idempotency_key', 'account_id')) as { idempotency_key: string; account_id: string }[];
+    expect(keys.filter((k) => k.account_id === a.accountId)).toHaveLength(3);
+    expect(keys.filter((k) => k.account_id === b.accountId)).toHaveLength(1);
+    for (const key of keys) {
+      expect(key.idempotency_key).toContain(key.account_id);
+      expect(key.idempotency_key).not.toContain('same');
+    }
     await api.close();
   });
 });

@@ -1,0 +1,100 @@
+/**
+ * Deliveries under a charge, shared by every API pod (DECISIONS §3 "Refunds"): a charge stands as
+ * soon as any delivery under it has completed; it is refunded only when no delivery under it
+ * completed and none is in flight. One charge can carry many deliveries: the download that paid
+ * for an export file, the range reads that follow it, the POST that re-reads a SQL window.
+ *
+ * Each in-flight delivery holds an entry that expires unless its pod renews it, so a pod that dies
+ * mid-delivery cannot hold a charge open forever: `reap` hands such charges to the reconciler.
+ * A charge's state moves `open → done` (a delivery completed: it can never be refunded) or
+ * `open → refunding → refunded` (the last delivery broke and nothing completed). A charge that is
+ * refunding or refunded accepts no new delivery; the caller charges anew under the window's next key.
+ */
+export interface DeliveryTracker {
+  /** Registers a delivery; false when the charge is being (or was) refunded. */
+  begin(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<boolean>;
+  /** Renews a long delivery's entry. */
+  touch(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<void>;
+  /** The delivery went out whole: the charge stands from now on. */
+  complete(chargeKey: string, deliveryId: string): Promise<void>;
+  /** The delivery never carried the charge (the charge was refused): forget it, decide nothing. */
+  release(chargeKey: string, deliveryId: string): Promise<void>;
+  /** The delivery broke. True when the caller must refund now: nothing completed, nothing in flight. */
+  abandon(chargeKey: string, deliveryId: string, nowMs: number): Promise<boolean>;
+  /** Charges whose deliveries all expired without completing; each is returned once, as refunding. */
+  reap(nowMs: number): Promise<string[]>;
+  /** The refund of a charge returned by `abandon` or `reap` is in the ledger. */
+  refunded(chargeKey: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** How long a charge's state is remembered: longer than the longest window (24 h). */
+export const DELIVERY_STATE_TTL_MS = 25 * 60 * 60 * 1000;
+
+type State = 'done' | 'refunding' | 'refunded';
+
+interface Entry {
+  readonly inFlight: Map<string, number>;
+  state?: State;
+}
+
+/** The embedded default's tracker: one process, so one map. Same rules as the Redis tracker. */
+export class MemoryDeliveryTracker implements DeliveryTracker {
+  readonly #charges = new Map<string, Entry>();
+
+  #entry(chargeKey: string): Entry {
+    let entry = this.#charges.get(chargeKey);
+    if (!entry) this.#charges.set(chargeKey, (entry = { inFlight: new Map() }));
+    return entry;
+  }
+
+  async begin(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<boolean> {
+    const entry = this.#entry(chargeKey);
+    if (entry.state === 'refunding' || entry.state === 'refunded') return false;
+    entry.inFlight.set(deliveryId, expiresAtMs);
+    return true;
+  }
+
+  async touch(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<void> {
+    const inFlight = this.#charges.get(chargeKey)?.inFlight;
+    if (inFlight?.has(deliveryId)) inFlight.set(deliveryId, expiresAtMs);
+  }
+
+  async complete(chargeKey: string, deliveryId: string): Promise<void> {
+    const entry = this.#entry(chargeKey);
+    entry.inFlight.delete(deliveryId);
+    if (entry.state === undefined) entry.state = 'done';
+  }
+
+  async release(chargeKey: string, deliveryId: string): Promise<void> {
+    this.#charges.get(chargeKey)?.inFlight.delete(deliveryId);
+  }
+
+  async abandon(chargeKey: string, deliveryId: string, nowMs: number): Promise<boolean> {
+    const entry = this.#entry(chargeKey);
+    entry.inFlight.delete(deliveryId);
+    return this.#claimRefund(entry, nowMs);
+  }
+
+  async reap(nowMs: number): Promise<string[]> {
+    const reaped: string[] = [];
+    for (const [chargeKey, entry] of this.#charges) {
+      if (entry.inFlight.size > 0 && this.#claimRefund(entry, nowMs)) reaped.push(chargeKey);
+    }
+    return reaped;
+  }
+
+  async refunded(chargeKey: string): Promise<void> {
+    this.#entry(chargeKey).state = 'refunded';
+  }
+
+  async close(): Promise<void> {}
+
+  /** Drops expired deliveries; claims the refund when none is left and nothing completed. */
+  #claimRefund(entry: Entry, nowMs: number): boolean {
+    for (const [id, expiresAt] of entry.inFlight) if (expiresAt <= nowMs) entry.inFlight.delete(id);
+    if (entry.inFlight.size > 0 || entry.state !== undefined) return false;
+    entry.state = 'refunding';
+    return true;
+  }
+}

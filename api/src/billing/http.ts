@@ -1,0 +1,42 @@
+/**
+ * The one HTTP adapter of the billing core: it turns a request into a payer, a settlement into the
+ * `X-Credit-Cost` / `X-Credits-Remaining` headers, and a response's end into the end of its delivery.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Request, RequestHandler } from 'express';
+import { formatUsd } from '../money.ts';
+import { callerOf } from '../request-context.ts';
+import type { Billing, Delivery, Payer, Settlement } from './billing.ts';
+
+/** The paying account, or undefined for an anonymous caller (never charged). */
+export function payerOf(req: Request): Payer | undefined {
+  const caller = callerOf(req);
+  return caller.kind === 'account' ? { accountId: caller.accountId, tier: caller.tier } : undefined;
+}
+
+export function setCreditHeaders(res: ServerResponse, settlement: Settlement): void {
+  res.setHeader('X-Credit-Cost', formatUsd(settlement.chargedMicro));
+  res.setHeader('X-Credits-Remaining', formatUsd(settlement.balanceMicro));
+}
+
+/**
+ * Ties a delivery to its response (rule 2): a 2xx that went out whole completes it; anything else
+ * (a cut connection, an error answer, a SIGTERM that closed the socket) abandons it, which refunds
+ * the charge when no other delivery under it completed or is in flight.
+ */
+export function deliverCharged(res: ServerResponse, delivery: Delivery): void {
+  res.once('close', () => {
+    const whole = res.writableFinished && res.statusCode >= 200 && res.statusCode < 300;
+    void (whole ? delivery.complete() : delivery.abandon()).catch(() => undefined);
+  });
+}
+
+/** Rule 4 for routes where every request creates a new charge (lookups); HEAD is never billed. */
+export function requireCredit(billing: Billing): RequestHandler {
+  return async function requireCreditCheck(req, res, next) {
+    const payer = payerOf(req);
+    if (!payer || req.method === 'HEAD') return next();
+    res.setHeader('X-Credits-Remaining', formatUsd(await billing.requireCredit(payer)));
+    next();
+  };
+}
