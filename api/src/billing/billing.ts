@@ -64,6 +64,8 @@ export interface WindowOptions extends ChargeSpec {
 export interface Delivery {
   readonly settlement: Settlement;
   readonly chargeKey: string;
+  /** False for a read of a paid window that carries no bytes: its end decides nothing. */
+  readonly holdsCharge: boolean;
   complete(): Promise<void>;
   /** The response broke or failed: refunds under rule 2, and says what the balance is now. */
   abandon(): Promise<Settlement>;
@@ -77,6 +79,8 @@ export interface BillingOptions {
   readonly logger?: Logger;
   /** How long an in-flight delivery holds its charge without renewal (renewed at a third of it). */
   readonly deliveryTtlMs?: number;
+  /** Milliseconds since the epoch; tests move it to expire a dead pod's deliveries. */
+  readonly now?: () => number;
 }
 
 const WAIT_FOR_REFUND_MS = 25;
@@ -89,6 +93,7 @@ export class Billing {
   readonly #metrics: Metrics | undefined;
   readonly #logger: Logger | undefined;
   readonly #ttlMs: number;
+  readonly #now: () => number;
   /** Refunds and completions still being written: SIGTERM waits for them (`drain`). */
   readonly #pending = new Set<Promise<unknown>>();
   /** Deliveries not ended yet: SIGTERM waits for their responses to close, then ends the rest. */
@@ -102,6 +107,7 @@ export class Billing {
     this.#metrics = options.metrics;
     this.#logger = options.logger;
     this.#ttlMs = options.deliveryTtlMs ?? 60_000;
+    this.#now = options.now ?? Date.now;
   }
 
   balance(accountId: string): Promise<number> {
@@ -141,7 +147,7 @@ export class Billing {
       const current = await this.#ledger.window(payer.accountId, window);
       if (current.paid && !options.carriesBytes) return this.#freeRead(payer, current.key);
       const id = randomUUID();
-      if (!(await this.#deliveries.begin(current.key, id, Date.now() + this.#ttlMs))) {
+      if (!(await this.#deliveries.begin(current.key, id, this.#now() + this.#ttlMs))) {
         await sleep(WAIT_FOR_REFUND_MS);
         continue;
       }
@@ -178,13 +184,13 @@ export class Billing {
 
   async #freeRead(payer: Payer, key: string): Promise<Delivery> {
     const settlement = { chargedMicro: 0, balanceMicro: await this.balance(payer.accountId) };
-    return { settlement, chargeKey: key, complete: async () => undefined, abandon: async () => settlement };
+    return { settlement, chargeKey: key, holdsCharge: false, complete: async () => undefined, abandon: async () => settlement };
   }
 
   /** A registered delivery, renewed while it runs, ended once. */
   #delivery(chargeKey: string, id: string, settlement: Settlement): Delivery {
     let ended = false;
-    const heartbeat = setInterval(() => void this.track(this.#deliveries.touch(chargeKey, id, Date.now() + this.#ttlMs)), Math.ceil(this.#ttlMs / 3));
+    const heartbeat = setInterval(() => void this.track(this.#deliveries.touch(chargeKey, id, this.#now() + this.#ttlMs)), Math.ceil(this.#ttlMs / 3));
     heartbeat.unref();
     const end = (): boolean => {
       clearInterval(heartbeat);
@@ -196,6 +202,7 @@ export class Billing {
     const delivery: Delivery = {
       settlement,
       chargeKey,
+      holdsCharge: true,
       complete: async () => {
         if (end()) await this.track(this.#deliveries.complete(chargeKey, id));
       },
@@ -209,7 +216,7 @@ export class Billing {
   }
 
   async #abandon(chargeKey: string, id: string): Promise<number> {
-    if (!(await this.#deliveries.abandon(chargeKey, id, Date.now()))) return 0;
+    if (!(await this.#deliveries.abandon(chargeKey, id, this.#now()))) return 0;
     return this.#refund(chargeKey);
   }
 
@@ -223,7 +230,7 @@ export class Billing {
 
   /** Refunds the charges whose deliveries all died with their pod (rule 2); run by every pod. */
   async reconcile(): Promise<number> {
-    const reaped = await this.#deliveries.reap(Date.now());
+    const reaped = await this.#deliveries.reap(this.#now());
     for (const chargeKey of reaped) await this.#refund(chargeKey);
     return reaped.length;
   }

@@ -1,0 +1,152 @@
+/**
+ * Model-based test of the billing invariants (billing.ts header) over real PostgreSQL and Redis.
+ * fast-check draws schedules of: a window request on one of two API pods (a SQL result or an export
+ * file, with or without bytes), a lookup charge, a delivery completing, a delivery breaking, and a
+ * pod crash (its deliveries are never ended; the other pod's reconciler refunds them once they
+ * expire). Steps run in small concurrent batches, so requests really interleave in the ledger and
+ * in Redis. After each schedule, every invariant is checked against the ledger.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
+import { type TestContext, openTestContext, uniquePrefix } from '../../test/support/harness.ts';
+import { AccountStore } from '../accounts/store.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { type Delivery, Billing } from './billing.ts';
+import { type WindowSpec, exportWindow, sqlWindow } from './charge-keys.ts';
+import { RedisDeliveryTracker } from './deliveries-redis.ts';
+import { Ledger } from './ledger.ts';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await openTestContext();
+});
+afterAll(() => ctx.close());
+
+type Step =
+  | { kind: 'window'; pod: number; window: number; bytes: boolean }
+  | { kind: 'lookup'; pod: number }
+  | { kind: 'complete'; pick: number }
+  | { kind: 'break'; pick: number }
+  | { kind: 'crash'; pod: number };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('window' as const), pod: fc.nat(1), window: fc.nat(2), bytes: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('lookup' as const), pod: fc.nat(1) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('complete' as const), pick: fc.nat() }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('break' as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), pod: fc.nat(1) }) },
+);
+
+const COST = 30_000;
+const TTL_MS = 60_000;
+
+interface Open {
+  readonly pod: number;
+  readonly delivery: Delivery;
+}
+
+/** One schedule: two pods over one ledger and one Redis, a shared fake clock. */
+async function runSchedule(batches: Step[][], startBalance: number): Promise<void> {
+  let clock = Date.now();
+  const accounts = new AccountStore(ctx.db);
+  const ledger = new Ledger(ctx.db, accounts);
+  const prefix = uniquePrefix();
+  const pods = [0, 1].map(() => new Billing({ ledger, accounts, deliveries: new RedisDeliveryTracker({ redis: ctx.redis, prefix }), deliveryTtlMs: TTL_MS, now: () => clock }));
+  const account = await accounts.create({ email: 'model@example.com', tier: 'developer' });
+  await accounts.setGrant(account.id, startBalance);
+  const payer = { accountId: account.id, tier: account.tier };
+  const windows: WindowSpec[] = [sqlWindow(account.id, 'q1', 't1'), sqlWindow(account.id, 'q2', 't1'), exportWindow(account.id, 'exports/v1/service.db', 86_400_000)];
+
+  let reported = 0;
+  const open: Open[] = [];
+  const crashed = new Set<number>();
+  const completedKeys = new Set<string>();
+
+  const take = (pick: number): Open | undefined => (open.length ? open.splice(pick % open.length, 1)[0] : undefined);
+  const run = async (s: Step): Promise<void> => {
+    switch (s.kind) {
+      case 'window': {
+        if (crashed.has(s.pod)) return;
+        const delivery = await pods[s.pod]!.deliverWindow(payer, windows[s.window]!, { costMicro: COST, carriesBytes: s.bytes }).catch(refusedFor402);
+        if (!delivery) return;
+        reported += delivery.settlement.chargedMicro;
+        open.push({ pod: s.pod, delivery });
+        return;
+      }
+      case 'lookup': {
+        if (crashed.has(s.pod)) return;
+        const settlement = await pods[s.pod]!.chargeOnce(payer, { costMicro: 5_000 }).catch(refusedFor402);
+        reported += settlement?.chargedMicro ?? 0;
+        return;
+      }
+      case 'complete': {
+        const item = take(s.pick);
+        if (!item) return;
+        if (item.delivery.holdsCharge) completedKeys.add(item.delivery.chargeKey);
+        await item.delivery.complete();
+        return;
+      }
+      case 'break': {
+        await take(s.pick)?.delivery.abandon();
+        return;
+      }
+      case 'crash': {
+        // The pod dies: its deliveries are never ended, and it serves nothing more.
+        crashed.add(s.pod);
+        for (let i = open.length - 1; i >= 0; i--) if (open[i]!.pod === s.pod) open.splice(i, 1);
+        return;
+      }
+    }
+  };
+
+  for (const batch of batches) await Promise.all(batch.map(run));
+  // The end of the world: every surviving delivery ends (breaking), then dead pods' entries expire.
+  await Promise.all(open.splice(0).map((item) => item.delivery.abandon()));
+  clock += TTL_MS + 1;
+  await pods[0]!.reconcile();
+  for (const pod of pods) await pod.drain(0);
+
+  const rows = (await ctx.db('ledger').where({ account_id: account.id }).select('kind', 'amount_micro', 'idempotency_key')) as { kind: string; amount_micro: string; idempotency_key: string }[];
+  const charges = rows.filter((r) => r.kind === 'charge');
+  const refunds = rows.filter((r) => r.kind === 'refund');
+  const net = rows.reduce((sum, r) => sum + Number(r.amount_micro), 0);
+  const balance = await accounts.balance(account.id);
+
+  // 3: never below zero; the balance moved by exactly the ledger; each charge row reported once.
+  expect(balance).toBeGreaterThanOrEqual(0);
+  expect(balance).toBe(startBalance - net);
+  expect(reported).toBe(charges.reduce((sum, r) => sum + Number(r.amount_micro), 0));
+  // 2: a charge with a completed delivery is never refunded ...
+  for (const refund of refunds) expect(completedKeys.has(refund.idempotency_key.replace(/^refund:/, ''))).toBe(false);
+  // ... and once every delivery has ended, a window charge none of them completed is refunded.
+  const refunded = new Set(refunds.map((r) => r.idempotency_key.replace(/^refund:/, '')));
+  for (const charge of charges) {
+    if (charge.idempotency_key.startsWith('lookup:')) continue;
+    expect(refunded.has(charge.idempotency_key)).toBe(!completedKeys.has(charge.idempotency_key));
+  }
+  // 1: every key is the server's and names the account.
+  for (const row of rows) expect(row.idempotency_key).toContain(account.id);
+}
+
+function refusedFor402(error: unknown): undefined {
+  if (error instanceof ApiError && error.status === 402) return undefined;
+  throw error;
+}
+
+describe('billing invariants under random interleavings (real PostgreSQL and Redis)', () => {
+  it('hold for every schedule of requests, completions, breaks and pod crashes', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.array(step, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 25 }), fc.constantFrom(0, COST, 2 * COST + 5_000, 1_000_000), runSchedule),
+      { numRuns: 60 },
+    );
+  }, 240_000);
+
+  it('the observed refund race: a paused download breaks after a free re-read completed, and the charge stands', async () => {
+    await runSchedule(
+      [[{ kind: 'window', pod: 0, window: 2, bytes: true }], [{ kind: 'window', pod: 1, window: 2, bytes: true }], [{ kind: 'complete', pick: 1 }], [{ kind: 'break', pick: 0 }]],
+      1_000_000,
+    );
+    const rows = (await ctx.db('ledger').orderBy('id', 'desc').limit(1).select('kind')) as { kind: string }[];
+    expect(rows[0]?.kind).toBe('charge');
+  });
+});
