@@ -15,6 +15,8 @@ export interface Stack {
   readonly ctx: TestContext;
   readonly bucket: TestBucket;
   readonly runners: ChildRunner[];
+  /** The runners' Redis key prefix (locks, result index). */
+  readonly redisPrefix: string;
   start(options?: StartOptions): Promise<TestApi>;
   /** Queries executed on DuckDB, summed over the runners. */
   executions(): Promise<number>;
@@ -35,6 +37,7 @@ export async function openStack(label: string, options: { runners?: number; runn
     ctx,
     bucket,
     runners,
+    redisPrefix: prefix,
     start: (startOptions = {}) =>
       ctx.start({ ...startOptions, config: { ...bucket.env, QUERY_RUNNER_URLS: runners.map((r) => r.url).join(','), ...startOptions.config } }),
     executions: async () => (await Promise.all(runners.map((r) => counterValue(r.metricsUrl, 'uda_query_executions_total')))).reduce((a, b) => a + b, 0),
