@@ -149,4 +149,19 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
     const rows = (await ctx.db('ledger').orderBy('id', 'desc').limit(1).select('kind')) as { kind: string }[];
     expect(rows[0]?.kind).toBe('charge');
   });
+
+  it('a graceful shutdown writes the refund of a download its SIGTERM cut, before the pod exits', async () => {
+    const accounts = new AccountStore(ctx.db);
+    const ledger = new Ledger(ctx.db, accounts);
+    const pod = new Billing({ ledger, accounts, deliveries: new RedisDeliveryTracker({ redis: ctx.redis, prefix: uniquePrefix() }) });
+    const account = await accounts.create({ email: 'drain@example.com', tier: 'free' });
+    const payer = { accountId: account.id, tier: account.tier };
+    const delivery = await pod.deliverWindow(payer, exportWindow(account.id, 'exports/v1/service.db', 86_400_000), { costMicro: 1_000_000, carriesBytes: true });
+    expect(delivery.settlement.chargedMicro).toBe(1_000_000);
+    // The server closed every connection; this response's close event never came before the drain.
+    await pod.drain(0);
+    const kinds = ((await ctx.db('ledger').where({ account_id: account.id }).orderBy('id').select('kind')) as { kind: string }[]).map((r) => r.kind);
+    expect(kinds).toEqual(['charge', 'refund']);
+    expect(await accounts.balance(account.id)).toBe(5_000_000);
+  });
 });
