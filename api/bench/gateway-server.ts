@@ -5,7 +5,7 @@
  */
 import express from 'express';
 import { buildApp } from '../src/app.ts';
-import { payerOf, setCreditHeaders } from '../src/billing/http.ts';
+import { deliverCharged, payerOf, setCreditHeaders } from '../src/billing/http.ts';
 import { benchApiConfig } from './support.ts';
 import { migrate, openDb } from '../src/db/index.ts';
 import { DEFAULT_LIMITS } from '../src/limits.ts';
@@ -56,7 +56,9 @@ function benchRoutes(s: Services): RouteDef[] {
         guards.exportCap,
         guards.requireCredit,
         async (req, res) => {
-          setCreditHeaders(res, await billing.chargeOnce(payerOf(req)!, { costMicro: 4_000 }));
+          const delivery = await billing.deliverOnce(payerOf(req)!, { costMicro: 4_000 });
+          setCreditHeaders(res, delivery.settlement);
+          deliverCharged(res, delivery);
           res.json(FIXED);
         },
       ],

@@ -5,7 +5,8 @@
  *      402 pre-check, metering with a real charge) on real PostgreSQL and Redis;
  *   3. the anonymous variant (burst limit + anonymous limit, no charge);
  *   4. the authenticated chain without the charge, to show what the charge costs;
- *   5. the charged chain with requests spread over 50 accounts (2–4 put every charge on one account).
+ *   5. the charged chain with requests spread over 50 accounts, and the same chain without the charge;
+ * then the reconciliation: the ledger's total against the sum of `X-Credit-Cost` the bench received.
  * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_DURATION_S (default 10), BENCH_CONNECTIONS (50).
  */
 import { spawn } from 'node:child_process';
@@ -29,12 +30,25 @@ interface Result {
   errors: number;
 }
 
+/** Micro-USD of every `X-Credit-Cost` header received, warm-ups included. */
+let receivedMicro = 0;
+
+function countCost(client: autocannon.Client): void {
+  // At run time autocannon hands over the parser's record, whose `headers` is a flat name/value list.
+  client.on('headers', (parsed) => {
+    const headers = (parsed as unknown as { headers: string[] }).headers;
+    for (let i = 0; i < headers.length; i += 2) {
+      if (headers[i]?.toLowerCase() === 'x-credit-cost') receivedMicro += Math.round(Number(headers[i + 1]) * 1_000_000);
+    }
+  });
+}
+
 async function measure(name: string, url: string, headers: Record<string, string> = {}, keys?: string[]): Promise<Result> {
   // Several keys: each request of a connection takes the next one, spreading charges over accounts.
   const requests = keys?.map((key) => ({ method: 'GET' as const, headers: { authorization: `Bearer ${key}` } }));
   // A short warm-up so JIT, pools and Redis scripts are hot before measuring.
-  await autocannon({ url, connections, duration: 2, headers, requests });
-  const r = await autocannon({ url, connections, duration, headers, requests });
+  await autocannon({ url, connections, duration: 2, headers, requests, setupClient: countCost });
+  const r = await autocannon({ url, connections, duration, headers, requests, setupClient: countCost });
   return { name, rps: r.requests.average, p99: r.latency.p99, p50: r.latency.p50, non2xx: r.non2xx, errors: r.errors };
 }
 
@@ -57,6 +71,7 @@ try {
     await measure('anonymous chain', `${info.chain}/bench/anonymous`),
     await measure('auth chain, no charge', `${info.chain}/bench/auth-only`, auth),
     await measure('charge, 50 accounts', `${info.chain}/bench/charged`, {}, info.spreadKeys),
+    await measure('no charge, 50 accounts', `${info.chain}/bench/auth-only`, {}, info.spreadKeys),
   ];
   const base = results[0] as Result;
   console.log(`\nautocannon, ${connections} connections, ${duration} s each, loopback; server in its own process`);
@@ -71,7 +86,15 @@ try {
         .padStart(6)}%  ${(r.p99 - base.p99).toFixed(0).padStart(7)}  ${String(r.non2xx).padStart(7)}  ${String(r.errors).padStart(6)}`,
     );
   }
-  console.log('\nGoals: anonymous ≥ 50% of bare, charged ≥ 25% of bare, both add < 3 ms at p99.');
+  const byName = new Map(results.map((r) => [r.name, r]));
+  const cost = (charged: string, uncharged: string) => {
+    const [c, u] = [byName.get(charged)!, byName.get(uncharged)!];
+    return `${(100 - (100 * c.rps) / u.rps).toFixed(0)}% of throughput, +${(c.p99 - u.p99).toFixed(0)} ms p99`;
+  };
+  console.log(`\nWhat the charge costs: 1 account ${cost('full chain + charge (auth)', 'auth chain, no charge')}; 50 accounts ${cost('charge, 50 accounts', 'no charge, 50 accounts')}`);
+  const [ledger] = await onServer<{ total: string; rows: string }>(dbUrl.toString(), `SELECT coalesce(sum(amount_micro), 0) AS total, count(*) AS rows FROM ledger`);
+  console.log(`Reconciliation: ledger ${ledger?.rows} rows, net ${ledger?.total} micro-USD; X-Credit-Cost received ${receivedMicro} micro-USD: ${Number(ledger?.total) === receivedMicro ? 'equal' : 'DIFFERENT'}`);
+  console.log('\nGoals: anonymous ≥ 50% of bare, charged ≥ 25% of bare, both add < 3 ms at p99; the charge costs ≤ 10% and < 2 ms p99.');
   console.log('Command: npm run bench:gateway   (BENCH_DURATION_S, BENCH_CONNECTIONS, BENCH_DATABASE_URL, BENCH_REDIS_URL)');
 } finally {
   await new Promise((resolve) => {

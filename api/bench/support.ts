@@ -19,11 +19,11 @@ export function benchApiConfig(databaseUrl: string, redisUrl: string, extra: Rec
   });
 }
 
-/** Runs one statement (CREATE or DROP DATABASE) on the server behind `adminUrl`. */
-export async function onServer(adminUrl: string, sql: string): Promise<void> {
-  const admin = knexModule.knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
+/** Runs one statement (CREATE or DROP DATABASE, a reconciliation sum) on the server behind `url`. */
+export async function onServer<Row = unknown>(url: string, sql: string): Promise<Row[]> {
+  const admin = knexModule.knex({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
   try {
-    await admin.raw(sql);
+    return ((await admin.raw(sql)) as { rows: Row[] }).rows;
   } finally {
     await admin.destroy();
   }

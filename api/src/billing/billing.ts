@@ -8,7 +8,9 @@
  *    (`charge-keys.ts`). Nothing a client sends decides whether a charge is a duplicate.
  * 2. For every charge (a lookup, a SQL window, an export file's 24 h window): if any delivery under
  *    it completed, the charge stands. A refund happens only when no delivery under that charge
- *    completed and none is still in flight (`deliveries.ts`).
+ *    completed and none is still in flight (`deliveries.ts`). A lookup has one delivery, its own
+ *    response; if its pod dies between the charge and the response, the charge stands (nobody can
+ *    tell whether the response went out), where a window's dead deliveries are reaped and refunded.
  * 3. The balance never goes below zero (the ledger's CHECK constraints), and every ledger charge
  *    row is reported, as `X-Credit-Cost`, by exactly one response: the one whose charge inserted
  *    it. Every other response under the charge reports 0.
@@ -121,12 +123,34 @@ export class Billing {
     return balance;
   }
 
-  /** A lookup: its own charge under a fresh key, after the result exists; 402 if it can't be covered. */
-  async chargeOnce(payer: Payer, spec: ChargeSpec): Promise<Settlement> {
+  /**
+   * A lookup: its own charge under a fresh key, after the result exists (402 if it can't be
+   * covered). Its one delivery is its response: a response that never went out is refunded.
+   */
+  async deliverOnce(payer: Payer, spec: ChargeSpec): Promise<Delivery> {
+    const chargeKey = lookupChargeKey(payer.accountId);
+    const settlement = await this.#chargeOnce(payer, chargeKey, spec);
+    let ended = false;
+    return {
+      settlement,
+      chargeKey,
+      holdsCharge: true,
+      complete: async () => {
+        ended = true;
+      },
+      abandon: async () => {
+        const refunded = ended || !settlement.chargedMicro ? 0 : await this.track(this.#writeRefund(chargeKey));
+        ended = true;
+        return { chargedMicro: 0, balanceMicro: settlement.balanceMicro + refunded };
+      },
+    };
+  }
+
+  async #chargeOnce(payer: Payer, chargeKey: string, spec: ChargeSpec): Promise<Settlement> {
     const result = await this.#ledger.charge({
       accountId: payer.accountId,
       amountMicro: spec.costMicro,
-      idempotencyKey: lookupChargeKey(payer.accountId),
+      idempotencyKey: chargeKey,
       breakdown: spec.breakdown,
       requestId: spec.requestId,
       queryId: spec.queryId,
@@ -222,8 +246,13 @@ export class Billing {
 
   /** Writes a refund claimed through the tracker; the tracker then lets the window charge anew. */
   async #refund(chargeKey: string): Promise<number> {
-    const refunded = await this.#ledger.refund(chargeKey);
+    const refunded = await this.#writeRefund(chargeKey);
     await this.#deliveries.refunded(chargeKey);
+    return refunded;
+  }
+
+  async #writeRefund(chargeKey: string): Promise<number> {
+    const refunded = await this.#ledger.refund(chargeKey);
     if (refunded) this.#metrics?.refunds.inc();
     return refunded;
   }

@@ -1,10 +1,11 @@
 /**
  * Charges a finished lookup (402 if the balance cannot cover it, nothing charged) and builds the
- * success envelope. Shared by REST and MCP so billing cannot drift between them. A HEAD delivers no
- * row, so it is never billed (DECISIONS §3).
+ * success envelope. Shared by REST and MCP so billing cannot drift between them. The response is
+ * the charge's delivery: one that never goes out whole is refunded. A HEAD delivers no row, so it
+ * is never billed (DECISIONS §3).
  */
 import type { Request, Response } from 'express';
-import { payerOf, setCreditHeaders } from '../billing/http.ts';
+import { deliverCharged, payerOf, setCreditHeaders } from '../billing/http.ts';
 import type { Billing } from '../billing/billing.ts';
 import type { AccountState } from '../errors/codes.ts';
 import { type Caller, callerOf, requestIdOf } from '../request-context.ts';
@@ -24,13 +25,14 @@ export async function settleLookup(billing: Billing, req: Request, res: Response
   const payer = payerOf(req);
   if (payer && req.method !== 'HEAD') {
     const costPerRowMicro = outcome.rows ? outcome.costMicro / outcome.rows : 0;
-    const settlement = await billing.chargeOnce(payer, {
+    const delivery = await billing.deliverOnce(payer, {
       costMicro: outcome.costMicro,
       breakdown: [{ source: outcome.source.id, rows: outcome.rows, costPerRowMicro, costMicro: outcome.costMicro }],
       requestId: requestIdOf(req) || undefined,
       priceClass: outcome.source.priceClass,
     });
-    setCreditHeaders(res, settlement);
+    setCreditHeaders(res, delivery.settlement);
+    deliverCharged(res, delivery);
   }
   return { status: 'success', account_state: accountStateOf(callerOf(req)), data: outcome.data };
 }

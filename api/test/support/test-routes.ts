@@ -6,7 +6,7 @@
 import type { RequestHandler } from 'express';
 import { ApiError } from '../../src/errors/api-error.ts';
 import { ErrorCode } from '../../src/errors/codes.ts';
-import { payerOf, setCreditHeaders } from '../../src/billing/http.ts';
+import { deliverCharged, payerOf, setCreditHeaders } from '../../src/billing/http.ts';
 import { priceMicro } from '../../src/billing/prices.ts';
 import { callerOf } from '../../src/request-context.ts';
 import type { RouteDef } from '../../src/routes/types.ts';
@@ -23,7 +23,9 @@ function lookupHandler({ billing }: Services): RequestHandler {
     if (payer) {
       const costMicro = priceMicro(priceClass, payer.tier, rows);
       const breakdown = [{ source: 'gutenberg', rows, costPerRowMicro: priceMicro(priceClass, payer.tier, 1), costMicro }];
-      setCreditHeaders(res, await billing.chargeOnce(payer, { costMicro, breakdown, requestId: String(res.getHeader('x-request-id')) }));
+      const delivery = await billing.deliverOnce(payer, { costMicro, breakdown, requestId: String(res.getHeader('x-request-id')) });
+      setCreditHeaders(res, delivery.settlement);
+      deliverCharged(res, delivery);
     }
     res.json({ status: 'success', account_state: payer ? 'authenticated' : 'anonymous', data: { rows } });
   };
@@ -33,7 +35,7 @@ function exportHandler({ billing }: Services): RequestHandler {
   return async function testExport(req, res) {
     if (req.query.fail === '500') throw new Error('secret internal detail');
     const payer = payerOf(req);
-    if (payer) setCreditHeaders(res, await billing.chargeOnce(payer, { costMicro: Number(req.query.cost ?? 100_000) }));
+    if (payer) setCreditHeaders(res, (await billing.deliverOnce(payer, { costMicro: Number(req.query.cost ?? 100_000) })).settlement);
     res.json({ status: 'success' });
   };
 }
