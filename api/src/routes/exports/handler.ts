@@ -12,7 +12,7 @@ import { ErrorCode } from '../../errors/codes.ts';
 import { consumeDailyCap, dailyCapRemaining } from '../../middleware/daily-cap/index.ts';
 import { formatUsd } from '../../money.ts';
 import { decideRange, etagMatches } from '../../objects/range.ts';
-import { sendObject } from '../../objects/send-object.ts';
+import { deliveredBody, sendObject } from '../../objects/send-object.ts';
 import { utcDay } from '../../quota.ts';
 import type { Services } from '../../services.ts';
 import { windowCharge } from '../../sql/charge-key.ts';
@@ -39,8 +39,7 @@ export function exportHandler(services: Services): RequestHandler {
       if (chargedKey) await services.meter.refund(chargedKey);
       throw new ApiError(ErrorCode.EXPORT_UNAVAILABLE, {}, { 'Retry-After': '5' });
     });
-    const broken = outcome.status === 404 || !outcome.complete;
-    if (broken && chargedKey) await services.meter.refund(chargedKey);
+    if (!deliveredBody(outcome) && chargedKey) await services.meter.refund(chargedKey);
     if (outcome.status === 404) throw new ApiError(ErrorCode.EXPORT_NOT_FOUND, { message: `Export ${target.downloadName} is gone; retry.` });
   };
 }
