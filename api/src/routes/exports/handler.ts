@@ -51,7 +51,7 @@ async function bill(services: Services, req: Request, res: Response, target: Res
   const window = await windowCharge(services.db, caller.accountId, base);
   if (!window.charged && carriesBytes(req, target)) {
     await consumeDailyCap(services.guards.exportCapOptions, req, res);
-    const settlement = await services.meter.settle(req, res, { costMicro: exportPriceMicro(target.priceKind, caller.tier), idempotencyKey: window.key });
+    const settlement = await services.meter.settle(req, res, { costMicro: exportPriceMicro(target.priceKind, caller.tier), idempotencyKey: window.key, priceClass: 'export' });
     return settlement.chargedMicro ? settlement.idempotencyKey : undefined;
   }
   const remaining = await dailyCapRemaining(services.guards.exportCapOptions, caller.accountId);

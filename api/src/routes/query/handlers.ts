@@ -53,7 +53,7 @@ export function fileQueryHandler(services: Services, format: Exclude<ResultForma
     const object = result.meta.objects[format];
     if (!object) throw new ApiError(ErrorCode.INTERNAL_ERROR);
     const settlement = await settleSql(services, req, res, result);
-    const outcome = await sendObject(req, res, { store: services.store, key: object.key, contentType: CONTENT_TYPES[format] }).catch(
+    const outcome = await sendObject(req, res, { store: services.store, key: object.key, contentType: CONTENT_TYPES[format], downloadName: `query.${format}` }).catch(
       async (error: unknown) => {
         // The store failed before anything was sent: undo the charge and say so.
         if (settlement.chargedMicro) await services.meter.refund(settlement.idempotencyKey);
