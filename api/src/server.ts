@@ -51,7 +51,7 @@ export function listen(app: Express, port: number, host: string, { logger }: { l
  * A request Node refuses before Express sees it. Oversized headers get the flat JSON error with CORS
  * headers, so a browser page sees a readable 431 instead of a network error. The Origin header is
  * past the parser's limit, hence `*`: the body is a fixed message, and credentials are never allowed.
- * Anything else gets Node's own bare 400.
+ * Anything else gets Node's own bare answer (400, or 408 for a request that timed out).
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, logger: Logger | undefined): void {
   if (!socket.writable || err.code === 'ECONNRESET') {
@@ -59,7 +59,9 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, logger: L
     return;
   }
   if (err.code !== 'HPE_HEADER_OVERFLOW') {
-    socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    // What Node answers when nobody listens for clientError.
+    const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
     return;
   }
   const error = new ApiError(ErrorCode.REQUEST_TOO_LARGE);
