@@ -6,7 +6,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import type { ResultMeta } from '@uda/shared/runner-contract';
 import { redisPrefix } from '../test/harness.ts';
 import type { Coordination } from './coordination.ts';
-import { createMemoryCoordination } from './coordination-memory.ts';
+import { MAX_RESULTS, createMemoryCoordination } from './coordination-memory.ts';
 import { createRedisCoordination } from './coordination-redis.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -66,6 +66,17 @@ describe.each(adapters)('%s coordination', (_name, coordination) => {
     const csv = { key: 'c', size: 2, etag: '"c"', contentType: 'text/csv' };
     await coordination.index.update({ ...entry, objects: { ...entry.objects, csv } });
     expect((await coordination.index.get(entry.queryId))?.objects.csv).toEqual(csv);
+  });
+});
+
+describe('memory coordination', () => {
+  it('keeps a bounded number of results, dropping the oldest first', async () => {
+    const memory = createMemoryCoordination();
+    const ids = Array.from({ length: MAX_RESULTS + 10 }, () => randomUUID());
+    for (const id of ids) await memory.index.put(meta(id, 60_000));
+    expect(await memory.index.get(ids[0]!)).toBeUndefined();
+    expect(await memory.index.get(ids.at(-1)!)).toBeDefined();
+    await memory.close();
   });
 });
 
