@@ -80,6 +80,8 @@ interface PageGlobals {
 }
 
 export interface DuckDbWasmPage {
+  /** `fetch` from the page (its origin, its CORS rules): the status and body, or the network error. */
+  fetch(url: string): Promise<{ status?: number; body?: string; error?: string }>;
   /** Runs SQL in DuckDB-Wasm; rows as plain objects, or DuckDB's error message. */
   sql(text: string): Promise<{ rows?: Record<string, unknown>[]; error?: string }>;
 }
@@ -110,7 +112,18 @@ export async function startDuckDbWasmPages(): Promise<DuckDbWasmPages> {
       await page.goto(`${origin}/${version}.html`);
       // These callbacks run in the page, where the page's script defined `duckdbReady` and `sql`.
       await page.waitForFunction(() => (globalThis as unknown as PageGlobals).duckdbReady === true, undefined, { timeout: 60_000 });
-      return { sql: (text) => page.evaluate((q) => (globalThis as unknown as PageGlobals).sql(q), text) };
+      return {
+        sql: (text) => page.evaluate((q) => (globalThis as unknown as PageGlobals).sql(q), text),
+        fetch: (url) =>
+          page.evaluate(async (u) => {
+            try {
+              const res = await fetch(u);
+              return { status: res.status, body: await res.text() };
+            } catch (error) {
+              return { error: String(error) };
+            }
+          }, url),
+      };
     },
     async close() {
       await browser?.close();

@@ -45,8 +45,8 @@ let duck132: DuckDbWasmPage;
 beforeAll(async () => {
   stack = await openStack('duckdbwasm');
   api = await stack.start();
-  // The proxy must pass the same long URLs the service accepts.
-  proxy = await startRecordingProxy(api.url, { maxHeaderSize: MAX_HEADER_BYTES });
+  // The proxy passes longer URLs than the service accepts, so the service's own 431 reaches the page.
+  proxy = await startRecordingProxy(api.url, { maxHeaderSize: 2 * MAX_HEADER_BYTES });
   pages = await startDuckDbWasmPages();
   duck128 = await pages.open('1.28');
   duck132 = await pages.open('1.32');
@@ -155,6 +155,14 @@ describe('DuckDB-Wasm in Chromium against the service, cross-origin', () => {
     const { result, requests } = await recorded(() => rows(duck132, fill(SNIPPETS.queryCsv, { key: apiKey, sql })));
     expect(result.map((r) => r.text_id)).toEqual([1, 2, 3]);
     expect(requests.every((r) => r.status < 400)).toBe(true);
+  });
+
+  it('a URL over the header limit: the page reads the JSON 431 cross-origin', async () => {
+    const { apiKey } = await api.account();
+    const sql = `SELECT '${'中'.repeat(15_000)}' AS s`;
+    const answer = await duck128.fetch(fill('{base}/api/v1/query.csv?sql={sql}&token={key}', { key: apiKey, sql }));
+    expect(answer.status).toBe(431);
+    expect(JSON.parse(answer.body ?? '{}')).toEqual({ status: 'error', message: expect.stringContaining('POST /api/v1/query') });
   });
 
   it('a 401 (no valid key) and a 402 (no credit) reach DuckDB-Wasm as a file it cannot open', async () => {
