@@ -67,6 +67,16 @@ export async function sendObject(req: IncomingMessage, res: ServerResponse, opti
   return { status, info, bodyBytes: sent, complete: sent === length };
 }
 
+/**
+ * The ETag preconditions alone (If-Match, If-None-Match), which a caller can check against a known
+ * ETag before reading the object: the exports route uses it not to charge a 412 or a 304. (A date
+ * precondition that fails is refunded after the fact, see `deliveredBody`.)
+ */
+export function etagPreconditionsPass(req: IncomingMessage, etag: string): boolean {
+  const { ifMatch, ifNoneMatch } = conditionalHeaders(req);
+  return evaluatePreconditions({ ifMatch, ifNoneMatch }, etag, new Date(0)) === 'proceed';
+}
+
 /** Whether the answer carried the object's bytes whole: what a download charge pays for. */
 export function deliveredBody(outcome: SendOutcome): boolean {
   return (outcome.status === 200 || outcome.status === 206) && outcome.complete;

@@ -51,6 +51,8 @@ describe('export routes: errors', () => {
     const head = await api.get('/api/v1/export/gutenberg?format=parquet', { method: 'HEAD', key: apiKey });
     const stale = await api.get('/api/v1/export/gutenberg?format=parquet', { key: apiKey, headers: { Range: 'bytes=0-3', 'If-Match': '"old"' } });
     expect(stale.status).toBe(412);
+    expect(stale.headers.get('x-credit-cost')).toBe('0');
+    expect(await ledgerOf(stack.ctx, accountId)).toHaveLength(0);
     const later = new Date(Date.parse(head.headers.get('last-modified')!) + 60_000).toUTCString();
     const unchanged = await api.get('/api/v1/export/gutenberg?format=parquet', { key: apiKey, headers: { 'If-Modified-Since': later } });
     expect(unchanged.status).toBe(304);

@@ -11,8 +11,8 @@ import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import { consumeDailyCap, dailyCapRemaining } from '../../middleware/daily-cap/index.ts';
 import { formatUsd } from '../../money.ts';
-import { decideRange, etagMatches } from '../../objects/range.ts';
-import { deliveredBody, sendObject } from '../../objects/send-object.ts';
+import { decideRange } from '../../objects/range.ts';
+import { deliveredBody, etagPreconditionsPass, sendObject } from '../../objects/send-object.ts';
 import { utcDay } from '../../quota.ts';
 import type { Services } from '../../services.ts';
 import { windowCharge } from '../../sql/charge-key.ts';
@@ -64,6 +64,6 @@ async function bill(services: Services, req: Request, res: Response, target: Res
 /** Whether this request would send file bytes: a GET that is neither a 304 nor a 416. */
 function carriesBytes(req: Request, target: ResolvedExport): boolean {
   if (req.method !== 'GET') return false;
-  if (etagMatches(req.get('if-none-match'), target.file.etag)) return false;
+  if (!etagPreconditionsPass(req, target.file.etag)) return false;
   return decideRange(req.get('range'), target.file.size).kind !== 'unsatisfiable';
 }
