@@ -15,7 +15,7 @@ const secret = (help: string) => z.string().min(32, 'must be at least 32 charact
 export const apiEnv = z
   .object({
     ...commonEnv,
-    HOST: z.string().default('0.0.0.0').describe('Address the public API listens on'),
+    HOST: z.string().default('127.0.0.1').describe('Address the public API listens on; loopback unless set (the image and the chart set 0.0.0.0)'),
     PORT: envPort.default(8080).describe('Public API port (0 picks a free port)'),
     METRICS_PORT: envPort.default(9090).describe('Port for /healthz, /readyz and /metrics (0 picks a free port)'),
     ADMIN_HOST: z.string().default('127.0.0.1').describe('Address the admin API listens on; keep it private'),

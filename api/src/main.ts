@@ -30,7 +30,7 @@ export async function startApi(config: ApiConfig, overrides: ServiceOverrides = 
   // Embedded default: ingestion runs in this process on the same PGlite; with DATABASE_URL it is
   // its own process (`node exporter/src/sheets/main.ts`).
   const sheetsWorker = config.DATABASE_URL ? undefined : startEmbeddedSheetsWorker(services);
-  const api = await listen(buildApp(services), config.PORT, config.HOST);
+  const api = await listen(buildApp(services), config.PORT, config.HOST, { logger: services.logger });
   const ops = await listen(buildOpsApp(services), config.METRICS_PORT, config.HOST);
   const admin = await listen(buildAdminApp(services), config.ADMIN_PORT, config.ADMIN_HOST);
   services.logger.info({ url: api.url, metricsUrl: ops.url, adminUrl: admin.url, embedded: !config.DATABASE_URL }, 'api listening');

@@ -19,6 +19,7 @@ export type Caller =
 
 const callers = new WeakMap<Request, Caller>();
 const styles = new WeakMap<Request, ErrorStyle>();
+const routeLabels = new WeakMap<Request, string>();
 
 export function clientIp(req: Request): string {
   return req.ip ?? req.socket.remoteAddress ?? 'unknown';
@@ -38,6 +39,15 @@ export function styleOf(req: Request): ErrorStyle {
 
 export function setStyle(req: Request, style: ErrorStyle): void {
   styles.set(req, style);
+}
+
+/** The matched route's template, for metric labels (bounded cardinality); undefined when none matched. */
+export function routeLabelOf(req: Request): string | undefined {
+  return routeLabels.get(req);
+}
+
+export function setRouteLabel(req: Request, label: string): void {
+  routeLabels.set(req, label);
 }
 
 export function requestIdOf(req: Request): string {

@@ -1,5 +1,21 @@
-import type { Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { type Server, createServer } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
+import type { Logger } from '@uda/shared/logger';
+import { MAX_SQL_LENGTH } from '@uda/shared/sql';
+import { ApiError } from './errors/api-error.ts';
+import { bodyFor } from './errors/body.ts';
+import { ErrorCode } from './errors/codes.ts';
+
+/**
+ * The request line and headers may hold this many bytes. The SQL routes take the SQL in the URL
+ * (SPEC: at most 10,000 characters), and one character URL-encodes to at most 9 bytes (a 3-byte
+ * UTF-8 character as `%XX%XX%XX`; a 4-byte one is two characters for the length check). So the
+ * longest valid SQL fits with 32 KiB to spare for the path, `datasets`, `token` and the headers,
+ * where Node's default (16 KiB) refused a 2,000-character query of non-ASCII text.
+ */
+export const MAX_HEADER_BYTES = 9 * MAX_SQL_LENGTH + 32 * 1024;
 
 export interface Listening {
   server: Server;
@@ -8,9 +24,11 @@ export interface Listening {
 }
 
 /** Listens and resolves with the URL actually bound (port 0 picks one). */
-export function listen(app: Express, port: number, host: string): Promise<Listening> {
+export function listen(app: Express, port: number, host: string, { logger }: { logger?: Logger } = {}): Promise<Listening> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
+    const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, logger));
+    server.listen(port, host);
     server.once('error', reject);
     server.once('listening', () => {
       const address = server.address();
@@ -27,4 +45,40 @@ export function listen(app: Express, port: number, host: string): Promise<Listen
       });
     });
   });
+}
+
+/**
+ * A request Node refuses before Express sees it. Oversized headers get the flat JSON error with CORS
+ * headers, so a browser page sees a readable 431 instead of a network error. The Origin header is
+ * past the parser's limit, hence `*`: the body is a fixed message, and credentials are never allowed.
+ * Anything else gets Node's own bare answer (400, or 408 for a request that timed out).
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, logger: Logger | undefined): void {
+  if (!socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  if (err.code !== 'HPE_HEADER_OVERFLOW') {
+    // What Node answers when nobody listens for clientError.
+    const status = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : '400 Bad Request';
+    socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
+    return;
+  }
+  const error = new ApiError(ErrorCode.REQUEST_TOO_LARGE);
+  const body = JSON.stringify(bodyFor(error, { style: 'flat', accountState: 'anonymous' }));
+  const requestId = randomUUID();
+  logger?.info({ requestId, status: error.status, maxHeaderBytes: MAX_HEADER_BYTES }, 'request refused: headers too large');
+  socket.end(
+    [
+      `HTTP/1.1 ${error.status} Request Header Fields Too Large`,
+      'Content-Type: application/json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Access-Control-Allow-Origin: *',
+      'Access-Control-Expose-Headers: X-Request-Id',
+      `X-Request-Id: ${requestId}`,
+      'Connection: close',
+      '',
+      body,
+    ].join('\r\n'),
+  );
 }

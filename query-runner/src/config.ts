@@ -28,7 +28,7 @@ export const runnerConfigSchema = z.object({
     .describe('Per-query lock lifetime; longer than QUERY_TIMEOUT_MS so a dead runner frees it'),
   RESULT_TTL_SECONDS: int(1, 86_400).default(300).describe('Uncharged re-read window of a stored result (DECISIONS §6)'),
   MAX_CONCURRENT_QUERIES: int(1, 256).default(8).describe('Queries executed at once; more wait in a queue'),
-  MAX_QUEUED_QUERIES: int(0, 10_000).default(64).describe('Queries waiting for a slot before QUERY_BUSY'),
+  MAX_QUEUED_QUERIES: int(0, 10_000).default(64).describe('Queries waiting for a slot before QUERY_BACKEND_UNAVAILABLE (Retry-After 1)'),
   DUCKDB_MEMORY_LIMIT: z.string().default('1GB').describe('DuckDB memory_limit of the sandbox'),
   DUCKDB_THREADS: int(1, 256).default(2).describe('DuckDB threads of the sandbox'),
   DUCKDB_MAX_TEMP_SIZE: z.string().default('2GB').describe('DuckDB max_temp_directory_size of the sandbox'),

@@ -21,13 +21,13 @@ describe('limiter', () => {
     expect([limiter.running, limiter.queued]).toEqual([0, 0]);
   });
 
-  it('refuses with QUERY_BUSY when the queue is full', async () => {
+  it('refuses with QUERY_BACKEND_UNAVAILABLE and a retry hint when the queue is full', async () => {
     const limiter = createLimiter(1, 0);
     const first = gate();
     const running = limiter.run(() => first.opened);
     const refused = await limiter.run(async () => 'never').catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(RunnerError);
-    expect((refused as RunnerError).code).toBe('QUERY_BUSY');
+    expect(refused).toMatchObject({ code: 'QUERY_BACKEND_UNAVAILABLE', retryAfterSeconds: 1 });
     first.open();
     await running;
   });

@@ -1,8 +1,11 @@
 /**
  * Bounds concurrent executions per runner: `maxRunning` at once, `maxQueued` waiting, and a full
- * queue refuses at once (QUERY_BUSY) instead of growing without bound (STYLE §9).
+ * queue refuses at once (QUERY_BACKEND_UNAVAILABLE: the service is short of capacity, not this query
+ * still running elsewhere) instead of growing without bound (STYLE §9).
  */
-import { busyError } from './errors.ts';
+import { unavailableError } from './errors.ts';
+
+const queueFullError = () => unavailableError('Every query slot of the query service is taken; retry shortly.', 1);
 
 export interface Limiter {
   readonly running: number;
@@ -19,7 +22,7 @@ export function createLimiter(maxRunning: number, maxQueued: number, onChange: (
       running += 1;
       return;
     }
-    if (waiting.length >= maxQueued) throw busyError(1);
+    if (waiting.length >= maxQueued) throw queueFullError();
     const turn = new Promise<void>((resolve) => waiting.push(resolve));
     onChange();
     await turn;

@@ -21,7 +21,7 @@ export function createMetrics() {
     queued: new Gauge({ name: 'uda_queries_queued', help: 'Queries waiting for an execution slot', registers: [registry] }),
     executions: counter('uda_query_executions_total', 'Queries executed on DuckDB (cache misses that ran)'),
     timeouts: counter('uda_query_timeouts_total', 'Queries stopped at the time limit'),
-    busy: counter('uda_query_busy_total', 'QUERY_BUSY answers (query locked elsewhere, or queue full)'),
+    busy: counter('uda_query_busy_total', 'QUERY_BUSY answers (the query is locked by a run still in progress)'),
     tooLarge: counter('uda_query_too_large_total', 'Results refused for exceeding the size limit'),
     sandboxRefusals: counter('uda_sandbox_refusals_total', 'Queries the DuckDB sandbox refused (files, settings, writes)'),
     validatorRefusals: counter('uda_validator_refusals_total', 'Queries the SQL validator refused', ['reason']),

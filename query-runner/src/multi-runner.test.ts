@@ -58,10 +58,10 @@ describe('two runners', () => {
     expect(again.cached).toBe(true);
   });
 
-  it('recover a query whose runner was SIGKILLed mid-query once its lock expires', async () => {
+  it('recover a query whose runner was SIGKILLed mid-query after the Retry-After the survivor names', async () => {
     const prefix = redisPrefix('sigkill');
-    // The victim takes the lock with a short TTL; the survivor's own TTL covers its full run.
-    const victim = await start({ REDIS_KEY_PREFIX: prefix, QUERY_LOCK_TTL_MS: '1500' });
+    // Default lock lifetime (45 s): the dead runner's lease, not the lifetime, decides the wait.
+    const victim = await start({ REDIS_KEY_PREFIX: prefix });
     const survivor = await start({ REDIS_KEY_PREFIX: prefix });
     const queryId = randomUUID();
     const doomed = postQuery(victim.url, { queryId, sql: SLOW_SQL }).catch(() => 'connection lost');

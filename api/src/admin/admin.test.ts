@@ -39,12 +39,25 @@ describe('embedded default and admin CLI', () => {
     expect((await fetch(`${running.metricsUrl}/healthz`)).status).toBe(200);
     expect(await (await fetch(`${running.metricsUrl}/readyz`)).json()).toEqual({ status: 'ready' });
     await fetch(`${running.url}/api/v1/auth/usage`);
+    await fetch(`${running.url}/nosuchsource/keywords`);
     const metrics = await (await fetch(`${running.metricsUrl}/metrics`)).text();
     expect(metrics).toContain('uda_http_request_duration_seconds_bucket{');
     expect(metrics).toContain('route="/api/v1/auth/usage",status_class="2xx"');
+    // Lookups are labelled by their template, not "unmatched".
+    expect(metrics).toContain('route="/{source}/{keywords}",status_class="4xx"');
     expect(metrics).toContain('uda_rate_limit_rejections_total');
     expect(metrics).toContain('uda_credits_charged_micro_usd_total');
     expect((await fetch(`${running.url}/metrics`)).status).toBe(404);
+  });
+
+  it('prints the usage for --help, -h and no command, exiting 0', async () => {
+    for (const args of [['--help'], ['-h'], []]) {
+      expect(await runNode(join(process.cwd(), 'api/src/admin/cli.ts'), args, { DATA_DIR: dataDir })).toContain('Usage: npm run admin -- <command>');
+    }
+  });
+
+  it('listens on loopback unless HOST says otherwise', () => {
+    expect(parseApiConfig({}).HOST).toBe('127.0.0.1');
   });
 
   it('rejects the admin API without the token', async () => {

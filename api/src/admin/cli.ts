@@ -60,7 +60,16 @@ export function toCall(argv: readonly string[]): Call {
   }
 }
 
+/** `--help`, `-h`, `help` or no command at all: the usage text, not an error. */
+export function wantsHelp(argv: readonly string[]): boolean {
+  return argv.length === 0 || argv.some((arg) => arg === '--help' || arg === '-h' || arg === 'help');
+}
+
 async function main(): Promise<number> {
+  if (wantsHelp(process.argv.slice(2))) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   const config = loadAdminCliConfig();
   let call: Call;
   try {

@@ -44,6 +44,7 @@ export function bodyFor(error: ApiError, ctx: BodyContext): Body {
       return insufficientCredit(error, ctx);
     case ErrorCode.ADMIN_UNAUTHORIZED:
     case ErrorCode.ADMIN_NOT_FOUND:
+    case ErrorCode.REQUEST_TOO_LARGE:
       return { status: 'error', message: error.message };
     case ErrorCode.INVALID_INPUT:
       return ctx.style === 'lookup'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { decideRange, etagMatches, ifRangeAllowsPartial } from './range.ts';
+import { decideRange, etagMatches, evaluatePreconditions, ifRangeAllowsPartial } from './range.ts';
 
 describe('decideRange', () => {
   const size = 1000;
@@ -45,5 +45,37 @@ describe('validators', () => {
     expect(etagMatches('*', '"abc"')).toBe(true);
     expect(etagMatches('"nope"', '"abc"')).toBe(false);
     expect(etagMatches(undefined, '"abc"')).toBe(false);
+  });
+});
+
+describe('preconditions (RFC 9110 §13.2.2)', () => {
+  const etag = '"abc"';
+  const modified = new Date('2026-01-02T03:04:05.678Z');
+  const before = 'Thu, 01 Jan 2026 00:00:00 GMT';
+  const same = modified.toUTCString();
+  const later = 'Sat, 03 Jan 2026 00:00:00 GMT';
+
+  it('fails If-Match with another tag, a weak tag or an If-Unmodified-Since before the change', () => {
+    expect(evaluatePreconditions({ ifMatch: '"old"' }, etag, modified)).toBe('failed');
+    expect(evaluatePreconditions({ ifMatch: 'W/"abc"' }, etag, modified)).toBe('failed');
+    expect(evaluatePreconditions({ ifUnmodifiedSince: before }, etag, modified)).toBe('failed');
+  });
+
+  it('proceeds for a matching If-Match, *, or an If-Unmodified-Since at or after the change', () => {
+    expect(evaluatePreconditions({ ifMatch: '"x", "abc"' }, etag, modified)).toBe('proceed');
+    expect(evaluatePreconditions({ ifMatch: '*' }, etag, modified)).toBe('proceed');
+    expect(evaluatePreconditions({ ifUnmodifiedSince: same }, etag, modified)).toBe('proceed');
+  });
+
+  it('answers not-modified for If-Modified-Since at or after the change, and proceeds before it', () => {
+    expect(evaluatePreconditions({ ifModifiedSince: later }, etag, modified)).toBe('not-modified');
+    expect(evaluatePreconditions({ ifModifiedSince: same }, etag, modified)).toBe('not-modified');
+    expect(evaluatePreconditions({ ifModifiedSince: before }, etag, modified)).toBe('proceed');
+    expect(evaluatePreconditions({ ifModifiedSince: 'yesterday' }, etag, modified)).toBe('proceed');
+  });
+
+  it('lets If-None-Match decide over If-Modified-Since, and If-Match over If-Unmodified-Since', () => {
+    expect(evaluatePreconditions({ ifNoneMatch: '"other"', ifModifiedSince: later }, etag, modified)).toBe('proceed');
+    expect(evaluatePreconditions({ ifMatch: etag, ifUnmodifiedSince: before }, etag, modified)).toBe('proceed');
   });
 });

@@ -42,3 +42,42 @@ export function etagMatches(header: string | undefined, etag: string): boolean {
   const bare = (tag: string) => tag.trim().replace(/^W\//, '');
   return header.split(',').some((tag) => bare(tag) === bare(etag));
 }
+
+/** What RFC 9110 §13.2.2 makes of a request's preconditions, before any range is looked at. */
+export type Precondition = 'proceed' | 'not-modified' | 'failed';
+
+export interface ConditionalHeaders {
+  readonly ifMatch?: string;
+  readonly ifNoneMatch?: string;
+  readonly ifModifiedSince?: string;
+  readonly ifUnmodifiedSince?: string;
+}
+
+/**
+ * The evaluation order of RFC 9110 §13.2.2 for GET and HEAD: If-Match (strong comparison), else
+ * If-Unmodified-Since, fail with 412; then If-None-Match, else If-Modified-Since, answer 304. An
+ * unparsable date is ignored, as the RFC asks. Dates have one-second resolution on the wire.
+ */
+export function evaluatePreconditions(headers: ConditionalHeaders, etag: string, lastModified: Date): Precondition {
+  if (headers.ifMatch !== undefined) {
+    if (!strongMatch(headers.ifMatch, etag)) return 'failed';
+  } else if (isModifiedSince(headers.ifUnmodifiedSince, lastModified) === true) {
+    return 'failed';
+  }
+  if (headers.ifNoneMatch !== undefined) return etagMatches(headers.ifNoneMatch, etag) ? 'not-modified' : 'proceed';
+  return isModifiedSince(headers.ifModifiedSince, lastModified) === false ? 'not-modified' : 'proceed';
+}
+
+/** `If-Match`: `*` or a listed tag equal to ours; a weak tag never matches (RFC 9110 §13.1.1). */
+function strongMatch(header: string, etag: string): boolean {
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim() === etag);
+}
+
+/** Whether the object changed after the header's date; undefined when there is no usable date. */
+function isModifiedSince(header: string | undefined, lastModified: Date): boolean | undefined {
+  if (!header) return undefined;
+  const since = Date.parse(header);
+  if (Number.isNaN(since)) return undefined;
+  return Math.floor(lastModified.getTime() / 1000) > Math.floor(since / 1000);
+}

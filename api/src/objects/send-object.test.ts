@@ -93,6 +93,21 @@ describe('sendObject', () => {
     await stale.arrayBuffer();
   });
 
+  it('412 for a stale If-Match with a Range, 304 for an If-Modified-Since after the last change', async () => {
+    const head = await fetch(`${base}/small.csv`, { method: 'HEAD' });
+    const stale = await fetch(`${base}/small.csv`, { headers: { Range: 'bytes=0-1', 'If-Match': '"old"' } });
+    expect(stale.status).toBe(412);
+    const current = await fetch(`${base}/small.csv`, { headers: { Range: 'bytes=0-1', 'If-Match': head.headers.get('etag')! } });
+    expect(current.status).toBe(206);
+    await current.arrayBuffer();
+    const later = new Date(Date.parse(head.headers.get('last-modified')!) + 86_400_000).toUTCString();
+    expect((await fetch(`${base}/small.csv`, { headers: { 'If-Modified-Since': later } })).status).toBe(304);
+    const earlier = new Date(Date.parse(head.headers.get('last-modified')!) - 86_400_000).toUTCString();
+    const changed = await fetch(`${base}/small.csv`, { headers: { 'If-Modified-Since': earlier } });
+    expect(changed.status).toBe(200);
+    await changed.arrayBuffer();
+  });
+
   it('reports a download the client aborts as incomplete', async () => {
     outcomes.length = 0;
     await new Promise<void>((resolve) => {

@@ -1,7 +1,8 @@
 /**
  * Serves one immutable object from the object store the way a static file server does (DECISIONS
- * §6, §7): strong ETag, Last-Modified, Accept-Ranges, Content-Length, 206 / 416 for ranges, 304 for
- * a matching If-None-Match, HEAD without a body, never a Content-Encoding. Bytes stream straight
+ * §6, §7): strong ETag, Last-Modified, Accept-Ranges, Content-Length, 206 / 416 for ranges, the
+ * preconditions of RFC 9110 §13 (412 for a failed If-Match or If-Unmodified-Since, 304 for a
+ * matching If-None-Match or an unchanged If-Modified-Since), HEAD without a body, never a Content-Encoding. Bytes stream straight
  * from the store with the range forwarded, so a large file never sits in memory.
  *
  * The outcome tells the caller whether the body was delivered whole, which is what billing needs:
@@ -10,7 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { ObjectInfo, ObjectStore } from '@uda/shared/object-store';
-import { decideRange, etagMatches, ifRangeAllowsPartial } from './range.ts';
+import { type ConditionalHeaders, decideRange, evaluatePreconditions, ifRangeAllowsPartial } from './range.ts';
 
 export interface SendObjectOptions {
   readonly store: ObjectStore;
@@ -24,14 +25,16 @@ export interface SendObjectOptions {
 
 export type SendOutcome =
   | { readonly status: 404 }
-  | { readonly status: 200 | 206 | 304 | 416; readonly info: ObjectInfo; readonly bodyBytes: number; readonly complete: boolean };
+  | { readonly status: 200 | 206 | 304 | 412 | 416; readonly info: ObjectInfo; readonly bodyBytes: number; readonly complete: boolean };
 
 export async function sendObject(req: IncomingMessage, res: ServerResponse, options: SendObjectOptions): Promise<SendOutcome> {
   const info = await options.store.head(options.key);
   if (!info) return { status: 404 };
   setObjectHeaders(res, info, options);
 
-  if (etagMatches(header(req, 'if-none-match'), info.etag)) return finish(res, info, 304);
+  const precondition = evaluatePreconditions(conditionalHeaders(req), info.etag, info.lastModified);
+  if (precondition === 'failed') return finish(res, info, 412);
+  if (precondition === 'not-modified') return finish(res, info, 304);
   const decision = ifRangeAllowsPartial(header(req, 'if-range'), info.etag)
     ? decideRange(header(req, 'range'), info.size)
     : ({ kind: 'full' } as const);
@@ -64,6 +67,21 @@ export async function sendObject(req: IncomingMessage, res: ServerResponse, opti
   return { status, info, bodyBytes: sent, complete: sent === length };
 }
 
+/**
+ * The ETag preconditions alone (If-Match, If-None-Match), which a caller can check against a known
+ * ETag before reading the object: the exports route uses it not to charge a 412 or a 304. (A date
+ * precondition that fails is refunded after the fact, see `deliveredBody`.)
+ */
+export function etagPreconditionsPass(req: IncomingMessage, etag: string): boolean {
+  const { ifMatch, ifNoneMatch } = conditionalHeaders(req);
+  return evaluatePreconditions({ ifMatch, ifNoneMatch }, etag, new Date(0)) === 'proceed';
+}
+
+/** Whether the answer carried the object's bytes whole: what a download charge pays for. */
+export function deliveredBody(outcome: SendOutcome): boolean {
+  return (outcome.status === 200 || outcome.status === 206) && outcome.complete;
+}
+
 function setObjectHeaders(res: ServerResponse, info: ObjectInfo, options: SendObjectOptions): void {
   for (const [name, value] of Object.entries(options.headers ?? {})) res.setHeader(name, value);
   res.setHeader('ETag', info.etag);
@@ -75,10 +93,20 @@ function setObjectHeaders(res: ServerResponse, info: ObjectInfo, options: SendOb
   if (options.downloadName) res.setHeader('Content-Disposition', `attachment; filename="${options.downloadName}"`);
 }
 
-function finish(res: ServerResponse, info: ObjectInfo, status: 304 | 416): SendOutcome {
+function finish(res: ServerResponse, info: ObjectInfo, status: 304 | 412 | 416): SendOutcome {
   res.statusCode = status;
   res.end();
   return { status, info, bodyBytes: 0, complete: true };
+}
+
+/** The request's RFC 9110 §13 preconditions; the exports handler reads them too, to bill only bodies. */
+export function conditionalHeaders(req: IncomingMessage): ConditionalHeaders {
+  return {
+    ifMatch: header(req, 'if-match'),
+    ifNoneMatch: header(req, 'if-none-match'),
+    ifModifiedSince: header(req, 'if-modified-since'),
+    ifUnmodifiedSince: header(req, 'if-unmodified-since'),
+  };
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -4,7 +4,7 @@
  */
 import type { Express, RequestHandler } from 'express';
 import { authenticate } from '../middleware/authenticate/index.ts';
-import { setStyle } from '../request-context.ts';
+import { setRouteLabel, setStyle } from '../request-context.ts';
 import type { Services } from '../services.ts';
 import { datasetRoutes } from './datasets/routes.ts';
 import { lookupRoutes } from './lookups/routes.ts';
@@ -22,8 +22,10 @@ export function registerRoutes(app: Express, routes: readonly RouteDef[], servic
   const withToken = authenticate({ keys: services.keys, queryToken: true, logger: services.logger });
   const headerOnly = authenticate({ keys: services.keys, queryToken: false, logger: services.logger });
   for (const route of routes) {
+    const label = route.label ?? String(route.path);
     const tag: RequestHandler = function tagRouteStyle(req, _res, next) {
       setStyle(req, route.style);
+      setRouteLabel(req, label);
       next();
     };
     app[route.method](route.path, tag, route.queryToken ? withToken : headerOnly, ...route.handlers);

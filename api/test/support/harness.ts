@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import knexModule from 'knex';
 import { Redis } from 'ioredis';
 import type { Tier } from '@uda/shared/catalog';
+import type { Logger } from '@uda/shared/logger';
 import { type AppOptions, buildApp } from '../../src/app.ts';
 import { type ApiConfig, parseApiConfig } from '../../src/config.ts';
 import { type Db, migrate, openDb } from '../../src/db/index.ts';
@@ -88,6 +89,8 @@ export interface StartOptions extends AppOptions {
   memoryLimiters?: boolean;
   /** Connect to `config.REDIS_URL` with the service's own client instead of the file's shared one. */
   useOwnRedis?: boolean;
+  /** Where the service logs (tests that read the access log). */
+  logger?: Logger;
 }
 
 export interface TestContext {
@@ -118,6 +121,7 @@ export async function openTestContext(): Promise<TestContext> {
         redis: options.memoryLimiters || options.useOwnRedis ? undefined : redis,
         limits: { ...DEFAULT_LIMITS, ...options.limits },
         defaultMetrics: false,
+        logger: options.logger,
       });
       const listening = await listen(buildApp(services, options), 0, '127.0.0.1');
       const api: TestApi = {

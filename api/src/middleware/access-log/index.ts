@@ -1,18 +1,20 @@
 import type { RequestHandler } from 'express';
 import { type Logger, redactUrl } from '@uda/shared/logger';
 import type { Metrics } from '../../metrics.ts';
+import { routeLabelOf } from '../../request-context.ts';
 
 /**
  * One log line and one histogram sample per request. URLs are logged with `token=` redacted; no
  * header is logged, so the Authorization header can't leak. The route label is the template
- * (`/api/v1/auth/usage`), never the raw path, to keep label cardinality bounded.
+ * (`/api/v1/auth/usage`, `/{source}/{keywords}`), never the raw path, to keep label cardinality
+ * bounded.
  */
 export function accessLog({ logger, metrics }: { logger: Logger; metrics?: Metrics }): RequestHandler {
   return function logRequest(req, res, next) {
     const start = process.hrtime.bigint();
     res.once('close', () => {
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-      const route = typeof req.route?.path === 'string' ? req.route.path : 'unmatched';
+      const route = routeLabelOf(req) ?? 'unmatched';
       metrics?.httpDuration.observe(
         { method: req.method, route, status_class: `${Math.floor(res.statusCode / 100)}xx` },
         seconds,

@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { pino } from 'pino';
 import { type TestContext, openTestContext } from '../../../test/support/harness.ts';
 import { testRoutes } from '../../../test/support/test-routes.ts';
 
@@ -20,6 +22,28 @@ describe('authentication', () => {
     expect(await state(await api.get(`/test/header-only?token=${apiKey}`))).toBe('anonymous');
     expect(await state(await api.get(`/test/lookup/x?token=${apiKey}`))).toBe('authenticated');
     expect(await state(await api.get(`/api/v1/auth/usage?token=${apiKey}`))).toBe('anonymous');
+    await api.close();
+  });
+
+  it('never logs a key sent under an encoded or bracketed token name: accepted and redacted, or refused', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _enc, done) => void (lines.push(chunk.toString()), done()) });
+    const api = await ctx.start({ extraRoutes: testRoutes, logger: pino({ level: 'info' }, sink) });
+    const { apiKey } = await api.account();
+    const key = encodeURIComponent(apiKey);
+    const accepted = [`token=${key}`, `%74oken=${key}`, `to%6Ben=${key}`];
+    const refused = [`token[]=${key}`, `token[0]=${key}`, `TOKEN=${key}`, `token=${key}&token=${key}`, `%74oken=${key}&token=${key}`];
+    for (const query of accepted) expect(await state(await api.get(`/test/lookup/x?${query}`))).toBe('authenticated');
+    for (const query of refused) expect(await state(await api.get(`/test/lookup/x?${query}`))).toBe('anonymous');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const logged = lines.filter((line) => line.includes('"request"'));
+    expect(logged).toHaveLength(accepted.length + refused.length);
+    const log = lines.join('');
+    expect(log).not.toContain(apiKey);
+    expect(log).not.toContain(key);
+    expect(log).not.toContain(apiKey.slice(8));
+    expect(log).toContain('%74oken=[redacted]');
+    expect(log).toContain('token[]=[redacted]');
     await api.close();
   });
 

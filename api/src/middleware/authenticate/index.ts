@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import type { Logger } from '@uda/shared/logger';
+import { type Logger, queryToken } from '@uda/shared/logger';
 import type { KeyStore } from '../../keys/store.ts';
 import { clientIp, setCaller } from '../../request-context.ts';
 
@@ -25,7 +25,7 @@ function bearerKey(req: Request): string | undefined {
   return match?.[1];
 }
 
+/** The same parser the access log's redactor uses: a token it would not redact is never accepted. */
 function tokenParam(req: Request): string | undefined {
-  const token = req.query.token;
-  return typeof token === 'string' && token ? token : undefined;
+  return queryToken(req.originalUrl);
 }

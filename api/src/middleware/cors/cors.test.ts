@@ -26,4 +26,19 @@ describe('cors', () => {
     expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
     await server.close();
   });
+
+  it('lets a browser send the conditional headers of a revalidating range read', async () => {
+    const app = express();
+    app.use(cors({ origins: ['*'] }));
+    const server = await listen(app, 0, '127.0.0.1');
+    const asked = 'range, if-range, if-match, if-none-match, if-modified-since, if-unmodified-since';
+    const preflight = await fetch(server.url, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'GET', 'access-control-request-headers': asked },
+    });
+    expect(preflight.status).toBe(204);
+    const allowed = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/,\s*/);
+    for (const h of asked.split(', ')) expect(allowed).toContain(h);
+    await server.close();
+  });
 });

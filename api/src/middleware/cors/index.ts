@@ -22,6 +22,25 @@ export const EXPOSED_HEADERS = [
   'Content-Range',
   'Accept-Ranges',
   'ETag',
+  'Last-Modified',
+].join(', ');
+
+/**
+ * Request headers browsers may send. Besides the key and content headers, the conditional ones
+ * (RFC 9110 §13) that range readers such as DuckDB-Wasm send when they revalidate a file.
+ */
+export const ALLOWED_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Accept',
+  'Range',
+  'If-Range',
+  'If-Match',
+  'If-None-Match',
+  'If-Modified-Since',
+  'If-Unmodified-Since',
+  'Mcp-Session-Id',
+  'Mcp-Protocol-Version',
 ].join(', ');
 
 /**
@@ -40,7 +59,7 @@ export function cors({ origins = ['*'], maxAgeS = 600 }: { origins?: readonly st
     }
     if (req.method === 'OPTIONS' && origin && req.get('access-control-request-method')) {
       res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD, POST, DELETE, OPTIONS');
-      res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Range, Accept, Mcp-Session-Id, Mcp-Protocol-Version');
+      res.setHeader('Access-Control-Allow-Headers', ALLOWED_HEADERS);
       res.setHeader('Access-Control-Max-Age', String(maxAgeS));
       res.status(204).end();
       return;

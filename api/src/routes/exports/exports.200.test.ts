@@ -44,6 +44,8 @@ describe('export routes', () => {
     expect(range.headers.get('x-credit-cost')).toBe('0');
     expect(range.headers.get('ratelimit-remaining')).toBe('999');
     expect(await netCharged(stack.ctx, accountId)).toBe(1_000_000);
+    const metrics = await api.services.metrics.registry.metrics();
+    expect(metrics).toContain('uda_credits_charged_micro_usd_total{tier="developer",price_class="export"} 1000000');
     await api.close();
   });
 

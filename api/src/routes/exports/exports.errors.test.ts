@@ -3,7 +3,7 @@
  * kept, and the 401 / 402 / 429 of a metered key-required route. None is charged.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ledgerOf, openStack, type Stack } from '../../../test/support/sql-stack.ts';
+import { ledgerOf, netCharged, openStack, type Stack } from '../../../test/support/sql-stack.ts';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -30,6 +30,33 @@ describe('export routes: errors', () => {
       expect(body.message).toContain(message);
     }
     expect(await ledgerOf(stack.ctx, accountId)).toHaveLength(0);
+    await api.close();
+  });
+
+  it("404 for DuckDB's write-ahead-log probe next to service.db, uncharged", async () => {
+    const api = await stack.start();
+    const { accountId, apiKey } = await api.account();
+    for (const method of ['HEAD', 'GET']) {
+      const res = await api.get('/api/v1/export/service.db.wal', { method, key: apiKey });
+      expect(res.status).toBe(404);
+      if (method === 'GET') expect(await res.json()).toMatchObject({ status: 'error', message: expect.stringContaining('service.db.wal') });
+    }
+    expect(await ledgerOf(stack.ctx, accountId)).toHaveLength(0);
+    await api.close();
+  });
+
+  it('412 for a stale If-Match, 304 for an If-Modified-Since after the build: neither is charged', async () => {
+    const api = await stack.start();
+    const { accountId, apiKey } = await api.account();
+    const head = await api.get('/api/v1/export/gutenberg?format=parquet', { method: 'HEAD', key: apiKey });
+    const stale = await api.get('/api/v1/export/gutenberg?format=parquet', { key: apiKey, headers: { Range: 'bytes=0-3', 'If-Match': '"old"' } });
+    expect(stale.status).toBe(412);
+    expect(stale.headers.get('x-credit-cost')).toBe('0');
+    expect(await ledgerOf(stack.ctx, accountId)).toHaveLength(0);
+    const later = new Date(Date.parse(head.headers.get('last-modified')!) + 60_000).toUTCString();
+    const unchanged = await api.get('/api/v1/export/gutenberg?format=parquet', { key: apiKey, headers: { 'If-Modified-Since': later } });
+    expect(unchanged.status).toBe(304);
+    expect(await netCharged(stack.ctx, accountId)).toBe(0);
     await api.close();
   });
 

@@ -15,8 +15,8 @@ import { EXPORT_WINDOW_MS, exportPriceMicro } from '../../billing/prices.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import { consumeDailyCap, dailyCapRemaining } from '../../middleware/daily-cap/index.ts';
-import { decideRange, etagMatches } from '../../objects/range.ts';
-import { sendObject } from '../../objects/send-object.ts';
+import { decideRange } from '../../objects/range.ts';
+import { etagPreconditionsPass, sendObject } from '../../objects/send-object.ts';
 import type { Services } from '../../services.ts';
 import { sqlCallerOf } from '../query/settle.ts';
 import { resolveExport, type ResolvedExport } from './resolve.ts';
@@ -68,9 +68,14 @@ async function bill(services: Services, req: Request, res: Response, payer: Paye
   return delivery;
 }
 
-/** Whether this request would send file bytes: a GET that is neither a 304 nor a 416. */
+/**
+ * Whether this request would send file bytes: a GET whose ETag preconditions pass (not a 304 or
+ * 412) and whose range is satisfiable (not a 416). A date precondition that fails is only known
+ * once the object's Last-Modified is read: that answer carries no body, so its delivery is
+ * abandoned and the charge refunded unless another download completed.
+ */
 function carriesBytes(req: Request, target: ResolvedExport): boolean {
   if (req.method !== 'GET') return false;
-  if (etagMatches(req.get('if-none-match'), target.file.etag)) return false;
+  if (!etagPreconditionsPass(req, target.file.etag)) return false;
   return decideRange(req.get('range'), target.file.size).kind !== 'unsatisfiable';
 }

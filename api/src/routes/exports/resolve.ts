@@ -39,6 +39,11 @@ export async function resolveExport(store: ObjectStore, request: ExportRequest):
 
 function fileNameOf(request: ExportRequest): { name: string; priceKind: ExportPriceKind; downloadName: string } {
   if ((BULK_FILES as readonly string[]).includes(request.name)) return { name: request.name, priceKind: 'bulk', downloadName: request.name };
+  // A file name next to the bulk files (DuckDB probes `service.db.wal` when it attaches the database)
+  // is a file that does not exist, a 404 as a static server answers it; source ids have no dot.
+  if (request.name.includes('.')) {
+    throw new ApiError(ErrorCode.EXPORT_NOT_FOUND, { message: `There is no export file ${request.name}. Files: ${BULK_FILES.join(', ')}.` });
+  }
   const source = findSource(request.name);
   if (!source) throw invalid(`Unknown export "${request.name}". Use service.db, service.parquet.zip, service.csv.zip or a source id.`);
   const format = request.format ?? 'csv';

@@ -11,7 +11,7 @@ export function lookupRoutes(services: Services): RouteDef[] {
   const { guards } = services;
   const chain = [guards.anonymousLimit, guards.requireCredit];
   return [
-    { method: 'get', path: ARTICLE_PATH, style: 'lookup', queryToken: true, handlers: [...chain, articleLookupHandler(services)] },
-    { method: 'get', path: KEYWORD_PATH, style: 'lookup', queryToken: true, handlers: [...chain, keywordLookupHandler(services)] },
+    { method: 'get', path: ARTICLE_PATH, label: '/https:/{wikipediaUrl}', style: 'lookup', queryToken: true, handlers: [...chain, articleLookupHandler(services)] },
+    { method: 'get', path: KEYWORD_PATH, label: '/{source}/{keywords}', style: 'lookup', queryToken: true, handlers: [...chain, keywordLookupHandler(services)] },
   ];
 }

@@ -41,6 +41,8 @@ describe('SQL routes: the first request charges, the window re-reads are free', 
       expect(again.headers.get('x-credits-remaining')).toBe('4.985');
       expect(again.headers.get('content-range')).toBeNull();
       expect(again.headers.get('content-encoding')).toBeNull();
+      // A browser saving the result gets a file name.
+      expect(again.headers.get('content-disposition')).toBe(`attachment; filename="${path.slice('/api/v1/'.length)}"`);
       const bytes = Buffer.from(await again.arrayBuffer());
       expect(Number(again.headers.get('content-length'))).toBe(bytes.length);
       if (path.endsWith('.csv')) expect(bytes.toString('utf8').split('\n')[0]).toBe('title');

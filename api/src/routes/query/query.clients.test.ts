@@ -17,6 +17,26 @@ const fileUrl = (api: TestApi, format: string, sql: string, key: string) =>
   `${api.url}/api/v1/query.${format}?sql=${encodeURIComponent(sql)}&token=${encodeURIComponent(key)}`;
 
 describe('SQL file routes with real clients', () => {
+  it('a 10,000-character SQL fits in the GET URL even when every character encodes to 9 bytes; a larger URL gets a JSON 431 with CORS', async () => {
+    const api = await stack.start();
+    const { apiKey } = await api.account();
+    const prefix = "SELECT length('";
+    const suffix = "') AS n";
+    const filler = 10_000 - prefix.length - suffix.length;
+    const sql = `${prefix}${'中'.repeat(filler)}${suffix}`;
+    expect(sql.length).toBe(10_000);
+    const ok = await fetch(fileUrl(api, 'csv', sql, apiKey), { headers: { origin: 'http://page.example' } });
+    expect(ok.status).toBe(200);
+    expect((await ok.text()).trim().split('\n')).toEqual(['n', String(filler)]);
+
+    const tooLong = await fetch(fileUrl(api, 'csv', `${prefix}${'中'.repeat(15_000)}${suffix}`, apiKey), { headers: { origin: 'http://page.example' } });
+    expect(tooLong.status).toBe(431);
+    expect(tooLong.headers.get('access-control-allow-origin')).toBe('*');
+    expect(tooLong.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await tooLong.json()).toEqual({ status: 'error', message: expect.stringContaining('POST /api/v1/query') });
+    await api.close();
+  });
+
   it('hyparquet reads the Parquet result over several range requests, charged once, same rows as JSON', async () => {
     const api = await stack.start();
     const { accountId, apiKey } = await api.account();
