@@ -16,7 +16,7 @@ import { RedisLimiterBackend } from './limiter/redis.ts';
 import type { LimiterBackend } from './limiter/types.ts';
 import { DEFAULT_LIMITS, type Limits } from './limits.ts';
 import { Billing } from './billing/billing.ts';
-import { MemoryDeliveryTracker, type DeliveryTracker } from './billing/deliveries.ts';
+import { MemoryDeliveryTracker, ResilientDeliveryTracker, type DeliveryTracker } from './billing/deliveries.ts';
 import { RedisDeliveryTracker } from './billing/deliveries-redis.ts';
 import { requireCredit } from './billing/http.ts';
 import { Ledger } from './billing/ledger.ts';
@@ -111,7 +111,9 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
       : new MemoryLimiterBackend();
   const deliveries: DeliveryTracker =
     limiterBackend instanceof RedisLimiterBackend
-      ? new RedisDeliveryTracker({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX })
+      ? new ResilientDeliveryTracker(new RedisDeliveryTracker({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX }), (err) =>
+          logger.warn({ err }, 'Redis unavailable: deliveries tracked in this process meanwhile'),
+        )
       : new MemoryDeliveryTracker();
   const ledger = new Ledger(db, accounts);
   const billing = new Billing({ ledger, accounts, deliveries, metrics, logger });

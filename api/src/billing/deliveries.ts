@@ -71,8 +71,9 @@ export class MemoryDeliveryTracker implements DeliveryTracker {
   }
 
   async abandon(chargeKey: string, deliveryId: string, nowMs: number): Promise<boolean> {
-    const entry = this.#entry(chargeKey);
-    entry.inFlight.delete(deliveryId);
+    const entry = this.#charges.get(chargeKey);
+    // A delivery this tracker never saw began elsewhere (see ResilientDeliveryTracker): decide nothing.
+    if (!entry?.inFlight.delete(deliveryId)) return false;
     return this.#claimRefund(entry, nowMs);
   }
 
@@ -96,5 +97,72 @@ export class MemoryDeliveryTracker implements DeliveryTracker {
     if (entry.inFlight.size > 0 || entry.state !== undefined) return false;
     entry.state = 'refunding';
     return true;
+  }
+}
+
+/**
+ * The Redis tracker with the in-process one as insurance, like the rate limiters: while Redis
+ * fails, deliveries are tracked per pod, so downloads and SQL keep answering. What that costs:
+ * a delivery that began in Redis and ends during the outage decides no refund (its charge stands,
+ * or is refunded later by the reconciler if its Redis entry expires without a completion).
+ */
+export class ResilientDeliveryTracker implements DeliveryTracker {
+  readonly #primary: DeliveryTracker;
+  readonly #fallback = new MemoryDeliveryTracker();
+  readonly #onFallback: (error: unknown) => void;
+  /** Reported once per outage, not once per call. */
+  #failing = false;
+
+  constructor(primary: DeliveryTracker, onFallback: (error: unknown) => void = () => undefined) {
+    this.#primary = primary;
+    this.#onFallback = onFallback;
+  }
+
+  async #either<T>(call: (tracker: DeliveryTracker) => Promise<T>): Promise<T> {
+    try {
+      const result = await call(this.#primary);
+      this.#failing = false;
+      return result;
+    } catch (error) {
+      if (!this.#failing) this.#onFallback(error);
+      this.#failing = true;
+      return call(this.#fallback);
+    }
+  }
+
+  begin(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<boolean> {
+    return this.#either((t) => t.begin(chargeKey, deliveryId, expiresAtMs));
+  }
+
+  touch(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<void> {
+    return this.#either((t) => t.touch(chargeKey, deliveryId, expiresAtMs));
+  }
+
+  complete(chargeKey: string, deliveryId: string): Promise<void> {
+    return this.#either((t) => t.complete(chargeKey, deliveryId));
+  }
+
+  release(chargeKey: string, deliveryId: string): Promise<void> {
+    return this.#either((t) => t.release(chargeKey, deliveryId));
+  }
+
+  async abandon(chargeKey: string, deliveryId: string, nowMs: number): Promise<boolean> {
+    // Asked of both: the delivery began in whichever one answered its `begin`.
+    if (await this.#fallback.abandon(chargeKey, deliveryId, nowMs)) return true;
+    return this.#either((t) => (t === this.#fallback ? Promise.resolve(false) : t.abandon(chargeKey, deliveryId, nowMs)));
+  }
+
+  async reap(nowMs: number): Promise<string[]> {
+    const local = await this.#fallback.reap(nowMs);
+    return [...local, ...(await this.#either((t) => (t === this.#fallback ? Promise.resolve([]) : t.reap(nowMs))))];
+  }
+
+  async refunded(chargeKey: string): Promise<void> {
+    await this.#fallback.refunded(chargeKey);
+    await this.#either((t) => (t === this.#fallback ? Promise.resolve() : t.refunded(chargeKey)));
+  }
+
+  close(): Promise<void> {
+    return this.#primary.close();
   }
 }

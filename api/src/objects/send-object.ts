@@ -19,6 +19,8 @@ export interface SendObjectOptions {
   readonly contentType: string;
   /** Sets `Content-Disposition: attachment; filename="…"`. */
   readonly downloadName?: string;
+  /** The object's metadata when the caller has just read it (saves a second HEAD on the store). */
+  readonly info?: ObjectInfo;
   /** Extra headers for every answer (metering, rate limits). */
   readonly headers?: Readonly<Record<string, string>>;
 }
@@ -28,7 +30,7 @@ export type SendOutcome =
   | { readonly status: 200 | 206 | 304 | 412 | 416; readonly info: ObjectInfo; readonly bodyBytes: number; readonly complete: boolean };
 
 export async function sendObject(req: IncomingMessage, res: ServerResponse, options: SendObjectOptions): Promise<SendOutcome> {
-  const info = await options.store.head(options.key);
+  const info = options.info ?? (await options.store.head(options.key));
   if (!info) return { status: 404 };
   setObjectHeaders(res, info, options);
 
@@ -68,18 +70,14 @@ export async function sendObject(req: IncomingMessage, res: ServerResponse, opti
 }
 
 /**
- * The ETag preconditions alone (If-Match, If-None-Match), which a caller can check against a known
- * ETag before reading the object: the exports route uses it not to charge a 412 or a 304. (A date
- * precondition that fails is refunded after the fact, see `deliveredBody`.)
+ * Whether a GET of this object would carry its bytes: its preconditions pass (not a 412 or 304)
+ * and its range is satisfiable (not a 416). The exports route asks before it charges, with the
+ * `info` it then hands to `sendObject`, so an answer without a body is never charged.
  */
-export function etagPreconditionsPass(req: IncomingMessage, etag: string): boolean {
-  const { ifMatch, ifNoneMatch } = conditionalHeaders(req);
-  return evaluatePreconditions({ ifMatch, ifNoneMatch }, etag, new Date(0)) === 'proceed';
-}
-
-/** Whether the answer carried the object's bytes whole: what a download charge pays for. */
-export function deliveredBody(outcome: SendOutcome): boolean {
-  return (outcome.status === 200 || outcome.status === 206) && outcome.complete;
+export function wouldSendBody(req: IncomingMessage, info: ObjectInfo): boolean {
+  if (req.method !== 'GET') return false;
+  if (evaluatePreconditions(conditionalHeaders(req), info.etag, info.lastModified) !== 'proceed') return false;
+  return decideRange(header(req, 'range'), info.size).kind !== 'unsatisfiable';
 }
 
 function setObjectHeaders(res: ServerResponse, info: ObjectInfo, options: SendObjectOptions): void {
