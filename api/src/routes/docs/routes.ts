@@ -47,7 +47,7 @@ function send(type: string, body: () => string | Buffer | object, csp?: string):
   };
 }
 
-const openApiDocumentSchema = z.looseObject({ openapi: z.literal('3.1.0'), info: z.object({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) });
+const openApiDocumentSchema = z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) });
 
 export function docsRoutes(document: () => object): readonly RouteDeclaration[] {
   return [
