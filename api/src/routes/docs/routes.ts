@@ -25,13 +25,16 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-// No default fonts (they come from a CDN); the proxy is off so "try it" requests go to this server only.
+// No default fonts (they come from a CDN); no proxy, so "try it" requests go to this server only.
 const INIT = `Scalar.createApiReference('#app', ${JSON.stringify({
   url: '/api/v1/openapi.json',
   withDefaultFonts: false,
   proxyUrl: '',
   hideClientButton: true,
   telemetry: false,
+  // Hosted Scalar features (AI agent, developer toolbar) need scalar.com; this page works offline.
+  agent: { disabled: true },
+  showDeveloperTools: 'never',
 })});\n`;
 
 // The app's CSP is `default-src 'none'` (a data API); the page needs its own scripts, styles and the document.
