@@ -1,5 +1,5 @@
 /**
- * The MCP `run_sql` tool (DECISIONS §9): needs a key, and runs the SQL engineer's `runSql` core and
+ * The MCP `run_sql` tool (DECISIONS §9): needs a key, and runs the `runSql` core and
  * `settleSql` exactly as `POST /api/v1/query` does (validator, daily cap, 5-minute window, billing).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
