@@ -27,7 +27,7 @@ const workspaceBoundaries = WORKSPACES.map((workspace) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/.data/**', 'coverage/**', 'k8s/**', 'charts/**'] },
+  { ignores: ['**/node_modules/**', '**/.data/**', 'coverage/**', 'k8s/**', 'charts/**', 'api/test/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
