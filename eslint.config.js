@@ -2,13 +2,40 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
+const WORKSPACES = ['shared', 'exporter', 'query-runner', 'api'];
+
+/**
+ * STYLE: workspaces depend on `shared/`, never on each other's internals. A file in one workspace
+ * reaches another only through its package name and `exports` (`@uda/shared/catalog`), never by a
+ * relative path into it.
+ */
+const workspaceBoundaries = WORKSPACES.map((workspace) => ({
+  files: [`${workspace}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: `^(\\.\\./)+(${WORKSPACES.filter((w) => w !== workspace).join('|')})/`,
+            message: 'Import another workspace through its package name and `exports` (e.g. @uda/shared/catalog), not by a relative path.',
+          },
+        ],
+      },
+    ],
+  },
+}));
+
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/.data/**', 'coverage/**', 'k8s/**', 'charts/**'] },
+  { ignores: ['**/node_modules/**', '**/.data/**', 'coverage/**', 'k8s/**', 'charts/**', 'api/test/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    languageOptions: { globals: { ...globals.node } },
+    languageOptions: { globals: { ...globals.node }, parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
+      // Type-aware: a promise is awaited, returned or explicitly `void`ed, and never passed where a callback's result is ignored.
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       // STYLE §8: explicit named exports, no barrels that re-export everything.
@@ -24,6 +51,7 @@ export default tseslint.config(
       ],
     },
   },
+  ...workspaceBoundaries,
   {
     files: ['**/config.ts', '**/main.ts', 'scripts/**', '**/*.test.ts', '**/test/**', '**/bench/**'],
     rules: { 'no-restricted-properties': 'off' },
@@ -32,5 +60,10 @@ export default tseslint.config(
     // Tool entry points that jest loads by default export.
     files: ['*.config.js', 'test/support/global-*.ts'],
     rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    // Plain JavaScript config files are outside the TypeScript project.
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
   },
 );

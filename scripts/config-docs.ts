@@ -1,6 +1,6 @@
 /**
- * The README's configuration tables, generated from the config schemas so that they cannot drift:
- * `npm run docs:config` rewrites them, and a test fails when the README differs.
+ * The configuration tables of `docs/configuration.md`, generated from the config schemas so that
+ * they cannot drift: `npm run docs:config` rewrites them, and a test fails when the file differs.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -13,7 +13,7 @@ export interface ConfigSection {
 }
 
 const ROOT = join(import.meta.dirname, '..');
-export const README = join(ROOT, 'README.md');
+export const CONFIG_DOC = join(ROOT, 'docs', 'configuration.md');
 
 /** Loaded lazily: each workspace's config module is imported only when the docs are built. */
 export async function configSections(): Promise<ConfigSection[]> {
@@ -49,20 +49,20 @@ export function configTable(schema: z.ZodObject): string {
 
 const marker = (id: string, end: 'start' | 'end') => `<!-- config:${id}:${end} -->`;
 
-/** The README with every marked section replaced by its generated table. */
-export function renderReadme(readme: string, sections: readonly ConfigSection[]): string {
+/** The document with every marked section replaced by its generated table. */
+export function renderConfigDoc(readme: string, sections: readonly ConfigSection[]): string {
   let out = readme;
   for (const { id, schema } of sections) {
     const start = out.indexOf(marker(id, 'start'));
     const end = out.indexOf(marker(id, 'end'));
-    if (start < 0 || end < start) throw new Error(`README.md lacks the ${marker(id, 'start')} … ${marker(id, 'end')} section`);
+    if (start < 0 || end < start) throw new Error(`docs/configuration.md lacks the ${marker(id, 'start')} … ${marker(id, 'end')} section`);
     out = `${out.slice(0, start + marker(id, 'start').length)}\n${configTable(schema)}\n${out.slice(end)}`;
   }
   return out;
 }
 
 if (process.argv[1] === import.meta.filename) {
-  const readme = await readFile(README, 'utf8');
-  await writeFile(README, renderReadme(readme, await configSections()));
-  console.log('README.md configuration tables updated');
+  const doc = await readFile(CONFIG_DOC, 'utf8');
+  await writeFile(CONFIG_DOC, renderConfigDoc(doc, await configSections()));
+  console.log('docs/configuration.md tables updated');
 }

@@ -71,7 +71,7 @@ function benchRoutes(s: Services): RouteDef[] {
 const bareServer = await listen(bare, 0, '127.0.0.1');
 const chainServer = await listen(buildApp(services, { extraRoutes: benchRoutes }), 0, '127.0.0.1');
 process.stdout.write(`${JSON.stringify({ bare: bareServer.url, chain: chainServer.url, apiKey, spreadKeys, accountId: account.id })}\n`);
-process.once('SIGTERM', async () => {
+async function shutdown(): Promise<void> {
   await Promise.all([bareServer.close(), chainServer.close()]);
   bareServer.server.closeAllConnections();
   chainServer.server.closeAllConnections();
@@ -80,4 +80,5 @@ process.once('SIGTERM', async () => {
   await services.limiterBackend.close();
   await db.destroy();
   process.exit(0);
-});
+}
+process.once('SIGTERM', () => void shutdown());

@@ -38,7 +38,7 @@ async function keys(services: Services): Promise<string[]> {
 const liveServer = await listen(buildApp(live), 0, '127.0.0.1');
 const cachedServer = await listen(buildApp(cached), 0, '127.0.0.1');
 process.stdout.write(`${JSON.stringify({ live: liveServer.url, cached: cachedServer.url, keys: await keys(live) })}\n`);
-process.once('SIGTERM', async () => {
+async function shutdown(): Promise<void> {
   for (const s of [liveServer, cachedServer]) {
     await s.close();
     s.server.closeAllConnections();
@@ -46,4 +46,5 @@ process.once('SIGTERM', async () => {
   await closeServices(cached, { keepDb: true });
   await closeServices(live);
   process.exit(0);
-});
+}
+process.once('SIGTERM', () => void shutdown());

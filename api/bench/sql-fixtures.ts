@@ -69,7 +69,11 @@ export async function benchDatabase(): Promise<{ url: string; redisUrl: string; 
   const name = `uda_bench_sql_${randomBytes(4).toString('hex')}`;
   const onServer = async (sql: string) => {
     const admin = knexModule.knex({ client: 'pg', connection: adminUrl, pool: { min: 0, max: 1 } });
-    await admin.raw(sql).finally(() => admin.destroy());
+    try {
+      await admin.raw(sql);
+    } finally {
+      await admin.destroy();
+    }
   };
   await onServer(`CREATE DATABASE ${name}`);
   const url = new URL(adminUrl);

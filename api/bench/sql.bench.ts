@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3Store } from '@uda/shared/object-store';
-import { postQuery, startChild, waitReady } from '../../query-runner/test/harness.ts';
+import { postQuery, startChild, waitReady } from '@uda/query-runner/test-support/harness';
 import { benchDatabase, bigFile, createBenchDatabase, publish, spawnJson } from './sql-fixtures.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 2_000_000);

@@ -1,6 +1,6 @@
 /**
  * The api's settings, parsed once at start-up (STYLE §4). Keys are the environment variable names;
- * each `.describe()` text is the README's help column.
+ * each `.describe()` text is the help column of docs/configuration.md.
  */
 import { z } from 'zod';
 import { commonEnv, envPort, loadConfigOrExit, parseConfig } from '@uda/shared/config';

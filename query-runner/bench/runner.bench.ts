@@ -1,7 +1,7 @@
 /**
  * `npm run bench:runner`: the runner's end-to-end time (HTTP, validation, lock, sandbox, result
  * store) against DuckDB's own in-process time for the same SQL on the same file, in the same run.
- * Prints the ratio per query and p50/p99 at concurrency 1 and 8. Goal (issue 3): ratio ≤ 1.3 for
+ * Prints the ratio per query and p50/p99 at concurrency 1 and 8. Goal: ratio ≤ 1.3 for
  * queries over 50 ms, ≤ 5 ms absolute overhead for point lookups.
  *
  * The bench database is generated at run time (BENCH_ROWS rows, default 5,000,000) and deleted after.

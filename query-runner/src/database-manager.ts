@@ -1,5 +1,5 @@
 /**
- * Hot swap (issue 3): the runner follows `exports/manifest.json`, opens each new verified database
+ * Hot swap: the runner follows `exports/manifest.json`, opens each new verified database
  * in its own sandbox, and swaps it in. Queries hold a lease on the version they started with, so a
  * swap never fails them; the old version is closed and its file deleted once its last lease ends.
  */

@@ -1,5 +1,5 @@
 /**
- * Hot swap under load (issue 3): a new export version is downloaded, verified, opened and swapped
+ * Hot swap under load: a new export version is downloaded, verified, opened and swapped
  * in while queries keep running, with zero failed queries; the old file is deleted once drained,
  * and a database whose sha256 does not match is never opened.
  */

@@ -1,4 +1,4 @@
-/** Prometheus metrics of one runner (issue 3, "Internal API"). */
+/** Prometheus metrics of one runner. */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export type RunnerMetrics = ReturnType<typeof createMetrics>;

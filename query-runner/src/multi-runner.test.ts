@@ -1,5 +1,5 @@
 /**
- * Runners as separate processes sharing Redis and the bucket (issue 3, "Tests"): two identical
+ * Runners as separate processes sharing Redis and the bucket: two identical
  * concurrent queries on two runners run once; a runner killed mid-query leaves a lock that expires.
  */
 import { afterAll, beforeAll, describe, it, expect } from '@jest/globals';

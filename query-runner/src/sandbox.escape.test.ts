@@ -1,5 +1,5 @@
 /**
- * The escape corpus (issue 3, "Sandbox"). Every attempt is refused, and each layer is proved on its
+ * The escape corpus. Every attempt is refused, and each layer is proved on its
  * own: `validator` attempts are refused by `validateSql` alone, `sandbox` attempts are refused by
  * the locked DuckDB alone, with the validator bypassed. Most attempts are stopped by both.
  */

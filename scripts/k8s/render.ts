@@ -1,5 +1,5 @@
 /**
- * Renders charts/uda into plain manifests for `kubectl apply -k` (issue 7, "Plain manifests"):
+ * Renders charts/uda into plain manifests for `kubectl apply -k`:
  * - k8s/base/: one file per object from `helm template` with the chart's default values, plus a
  *   kustomization.yaml listing them;
  * - k8s/overlays/dev/: a small overlay (own namespace, one replica, no Prometheus Operator CRDs).

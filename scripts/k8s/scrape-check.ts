@@ -1,7 +1,7 @@
 /**
  * A real Prometheus (Debian's `prometheus`, found through scripts/k8s/tools.sh's PATH or
  * /usr/bin) scrapes running services on loopback, and the series they export are checked against
- * docs/deploy.md's "Metrics contract" (issue 7, "Validation in CI"):
+ * docs/deploy.md's "Metrics contract":
  * - every contract metric of the component that needs no traffic to exist (no labels) is there,
  *   plus the default process metrics;
  * - every `uda_` series is in the contract;

@@ -1,7 +1,7 @@
 /**
  * Config is parsed once, at start-up, from the environment (STYLE §4). Each workspace declares a
  * zod object whose keys are the environment variable names and whose `.describe()` texts feed the
- * README's configuration table (a test checks the table against the schemas).
+ * configuration tables in docs/configuration.md (a test checks them against the schemas).
  */
 import { z } from 'zod';
 

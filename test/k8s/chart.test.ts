@@ -1,5 +1,5 @@
 /**
- * Offline checks of charts/uda (issue 7, "Validation in CI"): helm lint, helm template for the
+ * Offline checks of charts/uda: helm lint, helm template for the
  * default and the production-like values, every object against its Kubernetes schema, and the
  * deployment rules the chart promises (limits, probes, non-root, no `latest`, no secret values,
  * admin port never exposed, runner reachable only from api pods, minimal RBAC).

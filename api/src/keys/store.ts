@@ -131,7 +131,7 @@ export class KeyStore {
     if (this.#touched.size > 10_000) this.#touched.clear();
     await this.#db('api_keys')
       .where({ id: keyId })
-      .andWhere((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', new Date(now - TOUCH_INTERVAL_MS)))
+      .andWhere((q) => void q.whereNull('last_used_at').orWhere('last_used_at', '<', new Date(now - TOUCH_INTERVAL_MS)))
       .update({ last_used_at: new Date(now) });
   }
 }

@@ -50,7 +50,7 @@ export const DEFAULT_LIVE_CONFIG: LiveConfig = {
   freshCacheMs: 0,
 };
 
-/** One line of help per setting, for the composition root's config schema and the README table. */
+/** One line of help per setting, for the composition root's config schema and docs/configuration.md. */
 export const LIVE_CONFIG_HELP: Readonly<Record<keyof LiveConfig, string>> = {
   contactEmail: 'Contact address put in the User-Agent sent to every live upstream (Wikimedia and arXiv ask for one).',
   timeoutMs: 'Deadline for one upstream request, in ms; a timeout answers UPSTREAM_UNAVAILABLE.',

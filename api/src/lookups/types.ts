@@ -1,4 +1,4 @@
-/** Plain types of the lookup core. The `data` shape per source is documented in ./README.md. */
+/** Plain types of the lookup core. The `data` shape per source is documented in docs/guide.md. */
 import type { Source } from '@uda/shared/catalog';
 import type { STORED_SOURCES } from '@uda/shared/runner-contract';
 import type { StaleNote } from '../live/lookup.ts';

@@ -1,21 +1,59 @@
 /**
  * Every public route, in one list (STYLE §1), and the one place they are mounted. Each route runs
- * behind its error style and authentication; its own handlers add route limits and metering.
+ * behind its error style and authentication; its own handlers add route limits and metering, and
+ * its declaration's schemas validate the input (`validate.ts`) and make the OpenAPI document.
+ *
+ * | Path | Declared in |
+ * | --- | --- |
+ * | `GET /api/v1/openapi.json`, `GET /docs` | `docs/routes.ts` |
+ * | `POST /api/v1/query`, `GET`/`HEAD /api/v1/query.csv`, `/api/v1/query.parquet` | `query/routes.ts` |
+ * | `GET`/`HEAD /api/v1/export/{name}` | `exports/routes.ts` |
+ * | `GET /api/v1/auth/usage` | `usage/routes.ts` |
+ * | `POST /mcp` (`GET`, `DELETE`: 405) | `mcp/routes.ts` |
+ * | `/api/v1/datasets`, `/api/v1/datasets/{id}`, `…/file`, `…/search`, `…/query` | `datasets/routes.ts` |
+ * | `GET /https:/{wikipediaUrl}`, `GET /{source}/{keywords}` (last: they match any two segments) | `lookups/routes.ts` |
  */
 import type { Express, RequestHandler } from 'express';
 import { authenticate } from '../middleware/authenticate/index.ts';
+import { buildOpenApiDocument } from '../openapi/document.ts';
 import { setRouteLabel, setStyle } from '../request-context.ts';
 import type { Services } from '../services.ts';
 import { datasetRoutes } from './datasets/routes.ts';
+import { docsRoutes } from './docs/routes.ts';
+import { exportRoutes } from './exports/routes.ts';
 import { lookupRoutes } from './lookups/routes.ts';
 import { mcpRoutes } from './mcp/routes.ts';
-import { exportRoutes } from './exports/routes.ts';
 import { queryRoutes } from './query/routes.ts';
-import type { RouteDef } from './types.ts';
+import type { RouteDeclaration, RouteDef } from './types.ts';
 import { usageRoutes } from './usage/routes.ts';
+import { validateInput } from './validate.ts';
 
+export const API_ROUTES: readonly RouteDeclaration[] = [
+  ...docsRoutes(openApiDocument),
+  ...queryRoutes,
+  ...exportRoutes,
+  ...usageRoutes,
+  ...mcpRoutes,
+  ...datasetRoutes,
+  ...lookupRoutes,
+];
+
+let document: object | undefined;
+
+/** The OpenAPI document of `API_ROUTES`, built once. */
+export function openApiDocument(): object {
+  document ??= buildOpenApiDocument(API_ROUTES);
+  return document;
+}
+
+/** The declarations with their handlers built from `services`; input validation runs just before each route's last handler. */
 export function apiRoutes(services: Services): RouteDef[] {
-  return [...queryRoutes(services), ...exportRoutes(services), ...usageRoutes(services), ...mcpRoutes(services), ...datasetRoutes(services), ...lookupRoutes(services)];
+  return API_ROUTES.map(({ handlers, internal: _internal, ...route }) => {
+    const built = handlers(services);
+    const validate = route.doc ? validateInput(route.path, route.doc) : undefined;
+    const chain = validate ? [...built.slice(0, -1), validate, ...built.slice(-1)] : built;
+    return { ...route, handlers: chain };
+  });
 }
 
 export function registerRoutes(app: Express, routes: readonly RouteDef[], services: Services): void {

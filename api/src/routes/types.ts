@@ -1,8 +1,46 @@
 import type { RequestHandler } from 'express';
-import type { ErrorStyle } from '../errors/codes.ts';
+import type { z } from 'zod';
+import type { ErrorCode, ErrorStyle } from '../errors/codes.ts';
+import type { Services } from '../services.ts';
 
-/** One route: registered by `registerRoutes` behind the route's style tag and authentication. */
-export interface RouteDef {
+/** One documented answer of a route. */
+export interface ResponseDoc {
+  readonly description: string;
+  /** Media type → body schema; absent for an answer without a body. */
+  readonly content?: Readonly<Record<string, z.ZodType>>;
+  /** Response headers; optional members are sent only in some cases. */
+  readonly headers?: Readonly<Record<string, z.ZodType>>;
+}
+
+/**
+ * What a route accepts and answers, as zod schemas. The OpenAPI document is generated from it
+ * (`api/src/openapi/document.ts`), and `validateInput` checks `params`, `query` and a JSON `body`
+ * with the same schemas before the route's last handler runs.
+ */
+export interface RouteDoc {
+  /** The OpenAPI path template, e.g. `/api/v1/datasets/{id}`. */
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description?: string;
+  readonly tag: string;
+  /** `key`: a key is required; `optional`: anonymous callers are served too; `none`: no key is read. */
+  readonly auth: 'key' | 'optional' | 'none';
+  readonly params?: z.ZodObject;
+  readonly query?: z.ZodObject;
+  readonly headers?: z.ZodObject;
+  readonly body?: { readonly contentType: string; readonly schema: z.ZodType; readonly description?: string };
+  /** The code invalid `params`, `query` or `body` answers with (default INVALID_INPUT). */
+  readonly invalidInput?: ErrorCode;
+  /** Success answers by status. */
+  readonly responses: Readonly<Record<number, ResponseDoc>>;
+  /** Every error code the route can answer with besides RATE_LIMITED and INTERNAL_ERROR, which all routes can. */
+  readonly errors: readonly ErrorCode[];
+  /** Express answers HEAD with the GET handler; document it as its own operation. */
+  readonly head?: boolean;
+}
+
+interface RouteBase {
   readonly method: 'get' | 'post' | 'delete' | 'head' | 'put';
   /** An Express path; a RegExp when the route must read its raw, still-encoded path itself. */
   readonly path: string | RegExp;
@@ -12,6 +50,20 @@ export interface RouteDef {
   readonly style: ErrorStyle;
   /** Accept the key as `?token=` (SPEC Authentication §2 lists the routes). */
   readonly queryToken?: boolean;
+  /** The public description; absent only on internal routes (tests, benchmarks, pages). */
+  readonly doc?: RouteDoc;
+}
+
+/** A route as declared in `routes/*\/routes.ts`: static, so the OpenAPI document needs no services. */
+export interface RouteDeclaration extends RouteBase {
+  /** Set on a route that is deliberately left out of the OpenAPI document (and says why). */
+  readonly internal?: string;
+  /** Route limits, metering guards and the handler, in order. */
+  readonly handlers: (services: Services) => readonly RequestHandler[];
+}
+
+/** One mounted route: registered by `registerRoutes` behind the route's style tag and authentication. */
+export interface RouteDef extends RouteBase {
   /** Route limits, metering guards and the handler, in order. */
   readonly handlers: readonly RequestHandler[];
 }

@@ -5,9 +5,9 @@
  * PGlite accepts `SELECT … FOR UPDATE SKIP LOCKED` (one connection, so claims simply serialise);
  * see embedded-worker.test.ts.
  */
-import type { SheetsWorker } from '../../../exporter/src/sheets/worker.ts';
-import { startSheetsWorker } from '../../../exporter/src/sheets/worker.ts';
-import { embeddedWorkerSettings } from '../../../exporter/src/sheets/config.ts';
+import type { SheetsWorker } from '@uda/exporter/sheets/worker';
+import { startSheetsWorker } from '@uda/exporter/sheets/worker';
+import { embeddedWorkerSettings } from '@uda/exporter/sheets/config';
 import type { Services } from '../services.ts';
 
 export function startEmbeddedSheetsWorker(services: Services): SheetsWorker {

@@ -43,7 +43,7 @@ export async function claimJob(db: Knex, options: { leaseSeconds: number; maxAtt
     const row = (await trx('datasets')
       .select('id', 'account_id', 'version', 'upload_key', 'upload_format', 'attempts')
       .where('status', 'processing')
-      .andWhere((q) => q.whereNull('locked_until').orWhere('locked_until', '<', trx.fn.now()))
+      .andWhere((q) => void q.whereNull('locked_until').orWhere('locked_until', '<', trx.fn.now()))
       .orderBy('updated_at')
       .first()
       .forUpdate()

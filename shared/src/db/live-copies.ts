@@ -1,5 +1,5 @@
 /**
- * Stored copies of live answers (issue 6): the stale fallback and the exporter's source for the
+ * Stored copies of live answers: the stale fallback and the exporter's source for the
  * live sources' SQL tables. One row per (source, normalized query), replaced on each success.
  */
 import type { Knex } from 'knex';

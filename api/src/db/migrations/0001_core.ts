@@ -1,5 +1,5 @@
 /**
- * Accounts, API keys and the credits ledger (issue 4, DECISIONS §3 and §5). Money is integer
+ * Accounts, API keys and the credits ledger (DECISIONS §3 and §5). Money is integer
  * micro-USD in bigint columns. Runs on PostgreSQL and PGlite.
  */
 import type { Knex } from 'knex';

@@ -4,7 +4,7 @@
  * child process and the sheets worker in-process.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { writeParquet, tempPath } from '../../../../query-runner/test/fixtures.ts';
+import { writeParquet, tempPath } from '@uda/query-runner/test-support/fixtures';
 import { readFile } from 'node:fs/promises';
 import type { TestApi } from '../../../test/support/harness.ts';
 import { type SheetEnv, openSheetEnv } from '../../sheets/test/env.ts';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
-import { tempPath, writeParquet } from '../../../../query-runner/test/fixtures.ts';
+import { tempPath, writeParquet } from '@uda/query-runner/test-support/fixtures';
 import type { TestApi } from '../../../test/support/harness.ts';
 import { form, ingest, json, query, search, upload } from '../../sheets/test/client.ts';
 import { type SheetEnv, openSheetEnv } from '../../sheets/test/env.ts';

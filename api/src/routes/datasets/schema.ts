@@ -20,6 +20,15 @@ export const uploadFields = z.object({
   slug: z.string().optional(),
 });
 
+export const datasetId = z.object({ id: z.string().describe('The sheet\'s UUID or its slug.') });
+
+/** The multipart upload of `POST /api/v1/datasets` and `PUT /api/v1/datasets/{id}/file` (read by busboy, not validated here). */
+export const uploadBody = z.object({
+  file: z.string().meta({ format: 'binary' }).describe('The file: CSV, TSV, JSON, NDJSON or Parquet.'),
+  name: uploadFields.shape.name.describe('A display name; default the file name.'),
+  slug: uploadFields.shape.slug.describe('A friendly id, unique among your sheets; default derived from the name.'),
+});
+
 export const createdResponse = z.object({ id: z.uuid(), slug: z.string(), status: z.literal('processing') });
 
 export const listResponse = z.object({ status: z.literal('success'), datasets: z.array(datasetRecordSchema) });

@@ -1,6 +1,19 @@
 import { z } from 'zod';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../lookups/input.ts';
 
-/** The success body of the lookup routes (SPEC "Data lookup envelope"; fields in api/src/lookups/README.md). */
+const LIMIT_MESSAGE = `limit must be a whole number from 1 to ${MAX_LIMIT}.`;
+
+/** `?limit=` of the lookup routes; `parseLimit` applies the same rule to the MCP tool's argument. */
+export const lookupQuery = z.object({
+  limit: z
+    .string({ error: LIMIT_MESSAGE })
+    .regex(/^\d{1,3}$/, LIMIT_MESSAGE)
+    .refine((text) => Number(text) >= 1 && Number(text) <= MAX_LIMIT, LIMIT_MESSAGE)
+    .optional()
+    .describe(`Results per page, 1 to ${MAX_LIMIT}; default ${DEFAULT_LIMIT}.`),
+});
+
+/** The success body of the lookup routes (SPEC "Data lookup envelope"; fields per source in docs/sources.md). */
 export const lookupEnvelope = z.object({
   status: z.literal('success'),
   account_state: z.enum(['authenticated', 'anonymous']),

@@ -3,7 +3,7 @@
  * gets a 503 with Retry-After, nothing is charged, and the retry works once the backend is back.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { counterValue } from '../../../../query-runner/test/harness.ts';
+import { counterValue } from '@uda/query-runner/test-support/harness';
 import type { TestApi } from '../../../test/support/harness.ts';
 import { ledgerOf, openStack, type Stack } from '../../../test/support/sql-stack.ts';
 

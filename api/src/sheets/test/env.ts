@@ -4,10 +4,10 @@
  * query-runner child process on it, and the sheets worker in-process on the same database.
  */
 import { pino } from 'pino';
-import { buildFixtureDb, publishDatabase, tempPath } from '../../../../query-runner/test/fixtures.ts';
-import { type ChildRunner, redisPrefix, runnerEnv, startChild, waitReady } from '../../../../query-runner/test/harness.ts';
+import { buildFixtureDb, publishDatabase, tempPath } from '@uda/query-runner/test-support/fixtures';
+import { type ChildRunner, redisPrefix, runnerEnv, startChild, waitReady } from '@uda/query-runner/test-support/harness';
 import { createTestBucket, type TestBucket } from '../../../../test/support/s3.ts';
-import { type SheetsWorker, startSheetsWorker } from '../../../../exporter/src/sheets/worker.ts';
+import { type SheetsWorker, startSheetsWorker } from '@uda/exporter/sheets/worker';
 import { type StartOptions, type TestApi, type TestContext, openTestContext } from '../../../test/support/harness.ts';
 
 export interface SheetEnv {

@@ -1,0 +1,53 @@
+/**
+ * What each error code means to a client: when it happens and what to do. `docs/errors.md` is
+ * generated from this table and `codes.ts` (`npm run docs:errors`); a test fails when it drifts.
+ * Typed by `ErrorCode`, so a new code does not compile until it is described here.
+ */
+import type { ErrorCode } from './codes.ts';
+
+export interface ErrorEntry {
+  /** When the service answers with the code. */
+  readonly when: string;
+  /** What the client should do. */
+  readonly action: string;
+  /** The body shape, by route family (SPEC "Error shapes"). */
+  readonly shape: string;
+}
+
+const LOOKUP = 'lookup envelope `{status, account_state, data: {error, code}}`';
+const FLAT = 'flat `{status, message}`';
+const SQL = 'flat with `code`: `{status, message, code}`';
+
+export const ERROR_CATALOG: Readonly<Record<ErrorCode, ErrorEntry>> = {
+  NOT_FOUND_PATH: { when: 'No route has this path and method.', action: 'Check the path against /docs; lookups are `/{source}/{keywords}` with exactly two segments.', shape: '`{error: "Not Found", message}`' },
+  METHOD_NOT_ALLOWED: { when: '`GET` or `DELETE` on `/mcp`: the MCP server is stateless and POST-only.', action: 'Use `POST /mcp` (Streamable HTTP, JSON responses).', shape: 'JSON-RPC error `{jsonrpc, error: {code: -32000, message}, id: null}`' },
+  AUTH_REQUIRED: { when: 'An export or SQL route without a valid key (missing, unknown or revoked).', action: 'Send `Authorization: Bearer <API_KEY>` (or `?token=` where the route accepts it).', shape: FLAT },
+  SHEET_AUTH_REQUIRED: { when: 'A connected-sheet route without a valid key.', action: 'Send `Authorization: Bearer <API_KEY>` or `?token=`.', shape: '`{error: "Unauthorized", message: "No token provided"}`' },
+  INSUFFICIENT_CREDIT: { when: 'The balance is zero, or cannot cover the rows or file asked for.', action: 'Top up or upgrade, or ask for fewer rows (`limit`, `LIMIT`); `credits` in the body says what it would cost.', shape: 'flat with `error: "insufficient_credit"` and `credits`; on lookups also `account_state` and `data.code`' },
+  RATE_LIMITED: { when: 'More than 100 requests in 15 minutes from one IP (the burst limit, before authentication).', action: 'Wait `Retry-After` seconds.', shape: '`{status, error, message, data: {error, code}}`, or text/plain when preferred' },
+  REQUEST_LIMIT_EXCEEDED: { when: 'The anonymous allowance (50 successful lookups per 24 hours per IP) is spent.', action: 'Send an API key, or wait until `X-RateLimit-Reset`.', shape: '`{status, error, account_state, message, limit, remaining, hint}`' },
+  EXPORT_LIMIT_EXCEEDED: { when: 'The account made 1,000 export downloads and SQL queries this UTC day.', action: 'Wait `Retry-After` seconds (until UTC midnight); cached re-reads within 5 minutes do not count.', shape: FLAT },
+  SHEET_LIMIT_EXCEEDED: { when: 'The account made 1,000 connected-sheet requests this UTC day.', action: 'Wait `Retry-After` seconds (until UTC midnight).', shape: FLAT },
+  INVALID_INPUT: { when: 'A parameter, path segment or body is malformed: an unsupported source, bad keywords or `limit`, an unknown export format or table, a bad upload.', action: 'Fix the request as the message says; retrying unchanged gives the same answer.', shape: `lookup envelope \`{status, account_state, data: {error}}\` on lookups, ${FLAT} elsewhere` },
+  REQUEST_TOO_LARGE: { when: 'The request line and headers pass 9 × 10,000 + 32 KiB bytes (the room every SQL text within 10,000 characters needs in `?sql=`).', action: 'Send long SQL in the body of `POST /api/v1/query`.', shape: FLAT },
+  INTERNAL_ERROR: { when: 'An unexpected failure inside the service. The body never carries internal text; `X-Request-Id` identifies it in the logs.', action: 'Retry later; report the `X-Request-Id` if it persists.', shape: '`{error: {message: "Internal Server Error"}}`, or the lookup envelope with `data.code`' },
+  ADMIN_UNAUTHORIZED: { when: 'The admin API (private port) without the admin token.', action: 'Operators only: send the admin bearer token.', shape: FLAT },
+  ADMIN_NOT_FOUND: { when: 'The admin API names an account or key that does not exist.', action: 'Operators only: check the id.', shape: FLAT },
+  UPSTREAM_RATE_LIMITED: { when: 'A live source (Wikipedia, arXiv, Stack Exchange, PyPI, OpenAlex) is rate-limiting the service and no stored copy matches.', action: 'Retry after `Retry-After` seconds when sent, otherwise later.', shape: LOOKUP },
+  UPSTREAM_UNAVAILABLE: { when: 'A live source is not responding (or timed out) and no stored copy matches.', action: 'Retry later.', shape: LOOKUP },
+  UPSTREAM_FORBIDDEN: { when: 'A live source refused the service\'s request (for example OpenAlex without its API key).', action: 'Retry later; operators should check the source\'s credentials.', shape: LOOKUP },
+  UPSTREAM_BAD_RESPONSE: { when: 'A live source answered with something the service could not parse.', action: 'Retry later.', shape: LOOKUP },
+  SOURCE_UNAVAILABLE: { when: 'A stored source exists but could not be loaded (the query-runner is unreachable).', action: 'Retry later.', shape: LOOKUP },
+  LOOKUP_NOT_FOUND: { when: 'A lookup found nothing: `No results found for "{keywords}" in {source}`.', action: 'Try other keywords or another source.', shape: 'lookup envelope `{status, account_state, data: {error}}`' },
+  QUERY_INVALID: { when: 'The SQL is missing, over 10,000 characters, not one SELECT, uses a disallowed operation, or fails in the engine.', action: 'Fix the query as the message says.', shape: SQL },
+  QUERY_TIMEOUT: { when: 'The query (or a sheet search) ran longer than 30 seconds.', action: 'Make the query cheaper: filter earlier, select fewer columns.', shape: SQL },
+  QUERY_RESULT_TOO_LARGE: { when: 'The result is over 64 MB in the requested format.', action: 'Select fewer rows or columns.', shape: SQL },
+  QUERY_BUSY: { when: 'The same query from an earlier request is still running, or every runner slot is taken.', action: 'Retry after `Retry-After` seconds; the finished result is then a free re-read.', shape: SQL },
+  QUERY_BACKEND_UNAVAILABLE: { when: 'No query-runner or the object store could be reached.', action: 'Retry after `Retry-After` seconds.', shape: SQL },
+  DATASET_NOT_FOUND: { when: 'The connected sheet does not exist or belongs to another account.', action: 'Check the id or slug (`GET /api/v1/datasets` lists yours).', shape: FLAT },
+  DATASET_FORBIDDEN: { when: '`datasetIds`/`datasets` names a sheet that is not yours or not ready yet.', action: 'Use your own sheets; wait until the sheet\'s status is `ready`.', shape: FLAT },
+  DATASET_CONFLICT: { when: 'The slug is already used by another of your sheets, or the sheet changed during the upload.', action: 'Choose another slug, or retry the upload.', shape: FLAT },
+  UPLOAD_TOO_LARGE: { when: 'The upload is larger than the configured maximum (50 MB by default).', action: 'Upload a smaller file (Parquet is the most compact).', shape: FLAT },
+  EXPORT_NOT_FOUND: { when: 'No export has been built yet, the version is not kept (the last 3 are), or the file vanished mid-request.', action: 'Drop `?version=` or pick a kept one; retry for a vanished file.', shape: FLAT },
+  EXPORT_UNAVAILABLE: { when: 'The export store could not be read.', action: 'Retry after `Retry-After` seconds.', shape: FLAT },
+};

@@ -1,0 +1,38 @@
+/**
+ * Input validation driven by the route declaration: the same zod schemas that describe a route's
+ * path parameters, query and JSON body in the OpenAPI document refuse bad input before its handler
+ * runs, with the route's error code and the first issue's message.
+ */
+import type { Request, RequestHandler } from 'express';
+import type { z } from 'zod';
+import { ApiError } from '../errors/api-error.ts';
+import { ErrorCode } from '../errors/codes.ts';
+import type { RouteDoc } from './types.ts';
+
+type Check = readonly [z.ZodType, (req: Request) => unknown];
+
+export function validateInput(path: string | RegExp, doc: RouteDoc): RequestHandler | undefined {
+  const checks: Check[] = [];
+  // A RegExp route reads its raw path itself; its documented parameters are not Express params.
+  if (doc.params && typeof path === 'string') checks.push([doc.params, (req) => req.params]);
+  if (doc.query) checks.push([doc.query, (req) => req.query]);
+  // Multipart bodies are streamed by the handler; only JSON bodies are parsed before it.
+  if (doc.body?.contentType === 'application/json') checks.push([doc.body.schema, (req) => req.body ?? {}]);
+  if (checks.length === 0) return undefined;
+  const code = doc.invalidInput ?? ErrorCode.INVALID_INPUT;
+  return function validateRouteInput(req, _res, next) {
+    for (const [schema, read] of checks) {
+      const parsed = schema.safeParse(read(req));
+      if (!parsed.success) throw new ApiError(code, { message: messageOf(parsed.error) });
+    }
+    next();
+  };
+}
+
+function messageOf(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'Invalid request.';
+  // Messages written for a field stand alone; zod's defaults get the field's name in front.
+  const custom = issue.message.endsWith('.');
+  return custom || issue.path.length === 0 ? issue.message : `${issue.path.join('.')}: ${issue.message}`;
+}
