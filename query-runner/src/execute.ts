@@ -5,7 +5,9 @@
  */
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBResult } from '@duckdb/node-api';
 import { jsonValue } from './json-values.ts';
-import { engineError, timeoutError, tooLargeError, unavailableError } from './errors.ts';
+import { DeadlineExceeded, withDeadline } from '@uda/shared/duckdb';
+import { runnerErrorOf } from './deadline.ts';
+import { tooLargeError, unavailableError } from './errors.ts';
 
 export interface ExecutionLimits {
   readonly maxRows: number;
@@ -23,7 +25,8 @@ export interface Execution {
 }
 
 // A trailing `;` (with comments or spaces after it) would end the subquery early.
-const TRAILING_TERMINATOR = /;(?:\s|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*$/;
+// `SELECT 1;;` is still one statement to DuckDB, so every trailing `;` goes.
+const TRAILING_TERMINATOR = /(?:;(?:\s|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*)+$/;
 
 /** SPEC rule 3: the row count is capped whatever LIMIT the user wrote, by wrapping the query. */
 export function capRows(sql: string, limit: number): string {
@@ -38,32 +41,26 @@ export async function execute(
   limits: ExecutionLimits,
   signal?: AbortSignal,
 ): Promise<Execution> {
+  const shuttingDown = () => unavailableError('The query runner is shutting down; retry the query.', 1);
   // A query that waited in the queue past shutdown's grace period must not start at all.
-  if (signal?.aborted) throw unavailableError('The query runner is shutting down; retry the query.', 1);
-  let timedOut = false;
-  const abort = () => connection.interrupt();
-  signal?.addEventListener('abort', abort);
-  // Armed before the query starts: DuckDB may compute the whole result inside `stream()`.
-  const timer = setTimeout(() => {
-    timedOut = true;
-    connection.interrupt();
-  }, limits.timeoutMs);
+  if (signal?.aborted) throw shuttingDown();
   try {
-    // One probe row past the cap tells us whether the result was truncated.
-    const result = await connection.stream(capRows(sql, limits.maxRows + 1));
-    const collected = await collect(result, limits, () => timedOut || signal?.aborted === true);
+    const collected = await withDeadline(
+      connection,
+      limits.timeoutMs,
+      async (stopped) => {
+        // One probe row past the cap tells us whether the result was truncated.
+        const result = await connection.stream(capRows(sql, limits.maxRows + 1));
+        return collect(result, limits, stopped);
+      },
+      signal,
+    );
     // DECISIONS §6: an interrupted stream can end without an error, so a cut result looks complete.
-    if (timedOut) throw timeoutError(limits.timeoutMs);
-    if (signal?.aborted) throw unavailableError('The query runner is shutting down; retry the query.', 1);
+    if (signal?.aborted) throw shuttingDown();
     return { ...collected, sqlExecuted: capRows(sql, limits.maxRows) };
   } catch (error) {
-    if (timedOut) throw timeoutError(limits.timeoutMs);
-    if (signal?.aborted) throw unavailableError('The query runner is shutting down; retry the query.', 1);
-    if (error instanceof Error && error.name === 'RunnerError') throw error;
-    throw engineError(error);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', abort);
+    if (signal?.aborted && !(error instanceof DeadlineExceeded)) throw shuttingDown();
+    throw runnerErrorOf(error);
   }
 }
 

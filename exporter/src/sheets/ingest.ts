@@ -9,7 +9,8 @@ import { assertUtf8File } from './encoding.ts';
 import { megabytes, SheetIngestError } from './errors.ts';
 import { delimiterOf, describeType, FORMAT_LABELS, isSupportedType, isTextFormat, readerSql, type SheetFormat } from './formats.ts';
 import { checkJsonArrayEnd } from './json-check.ts';
-import { openSandbox, sqlString, type Sandbox, type SandboxLimits } from './sandbox.ts';
+import { quoteLiteral } from '@uda/shared/duckdb';
+import { openSandbox, type Sandbox, type SandboxLimits } from './sandbox.ts';
 import { translateEngineError } from './translate.ts';
 
 export interface SheetColumn {
@@ -77,7 +78,7 @@ async function convert(sandbox: Sandbox, request: IngestRequest, header: string[
   const names = normalizeColumnNames(written);
   const select = source.map((column, i) => `${identifier(column.name)} AS ${identifier(names[i] ?? column.name)}`);
   const copied = await sandbox.query(
-    `COPY (SELECT ${select.join(', ')} FROM ${reader}) TO ${sqlString(request.outputPath)} (FORMAT parquet, COMPRESSION zstd)`,
+    `COPY (SELECT ${select.join(', ')} FROM ${reader}) TO ${quoteLiteral(request.outputPath)} (FORMAT parquet, COMPRESSION zstd)`,
   );
   const rowCount = Number(copied[0]?.Count ?? 0);
   return { rowCount, columns: source.map((column, i) => ({ name: names[i] ?? column.name, type: column.type })) };
