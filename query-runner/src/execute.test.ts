@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, it, expect } from '@jest/globals';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
@@ -61,6 +61,8 @@ describe('execute', () => {
     ['values (1), (2)', 2],
     ['select 1 -- trailing comment', 1],
     ['select 1; -- terminator and comment', 1],
+    ['SELECT 1;;', 1],
+    ['SELECT 1; ; -- two terminators', 1],
   ])('runs %j inside the row-cap wrapper', async (sql, rows) => {
     expect((await run(sql)).rows).toHaveLength(rows);
   });
@@ -87,5 +89,27 @@ describe('execute', () => {
     expect(error.message).not.toMatch(/LINE 1/);
     const missing = await failure("SELECT * FROM '/srv/secret/data.csv'");
     expect(missing.message).not.toContain('/srv/secret');
+  });
+
+  it('keeps every column name in the row objects, __proto__ and constructor included', async () => {
+    const result = await run('SELECT 1 AS "__proto__", 2 AS "constructor", 3 AS "toString", 4 AS "hasOwnProperty"');
+    expect(result.columns.map((c) => c.name)).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty']);
+    const [row] = result.rows;
+    expect(Object.keys(row ?? {})).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty']);
+    expect(JSON.parse(JSON.stringify(result.rows))).toEqual([JSON.parse('{"__proto__":1,"constructor":2,"toString":3,"hasOwnProperty":4}')]);
+  });
+});
+
+describe('spill', () => {
+  it('creates the private spill folder the engine is told to use', async () => {
+    const connection = await instance.connect();
+    try {
+      const reader = await connection.runAndReadAll("SELECT current_setting('temp_directory')");
+      const folder = String(reader.getRows()[0]?.[0]);
+      expect(folder.startsWith(join(dir, 'tmp'))).toBe(true);
+      expect((await stat(folder)).isDirectory()).toBe(true);
+    } finally {
+      connection.closeSync();
+    }
   });
 });

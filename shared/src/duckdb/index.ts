@@ -2,3 +2,4 @@
 export { lockDown, lockedInstanceOptions, quoteIdent, quoteLiteral } from './lockdown.ts';
 export type { EngineLimits } from './lockdown.ts';
 export { DeadlineExceeded, withDeadline } from './deadline.ts';
+export { sanitizeEngineMessage } from './engine-text.ts';

@@ -6,6 +6,7 @@
  */
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { sanitizeEngineMessage } from '../duckdb/engine-text.ts';
 import { lockDown, lockedInstanceOptions } from '../duckdb/lockdown.ts';
 
 /** A table reference as the parser wrote it; empty strings for parts the query left out. */
@@ -84,7 +85,7 @@ async function parseOn(connection: DuckDBConnection, sql: string): Promise<Parse
     const statementCount = (await connection.extractStatements(sql)).count;
     return { kind: 'parsed', statementCount, isSelect: false, tables: [], references: collectReferences([]) };
   } catch (error) {
-    return { kind: 'syntax-error', message: parserMessage(error) };
+    return { kind: 'syntax-error', message: sanitizeEngineMessage(error instanceof Error ? error.message : String(error)) };
   }
 }
 
@@ -125,11 +126,4 @@ function collectReferences(statements: unknown[]): QueryReferences {
   };
   visit(statements);
   return found;
-}
-
-/** The parser's own words ("syntax error at or near …") help the user; the prefix does not. */
-function parserMessage(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  const firstLine = text.split('\n')[0] ?? '';
-  return firstLine.replace(/^Failed to extract statements:\s*/, '').replace(/^Parser Error:\s*/, '');
 }

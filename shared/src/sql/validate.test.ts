@@ -94,6 +94,16 @@ describe('validateSql', () => {
     expect(await validateSql(sql, parser)).toMatchObject({ ok: true });
   });
 
+  it.each(['\uFFFD', '%FF', 'select \uD800', '\u00e9'])('refuses %j with a clean message, never "native callback"', async (sql) => {
+    const result = await validateSql(sql, parser);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.message).not.toMatch(/native callback|Failed to extract|Parser Error/);
+  });
+
+  it('accepts SELECT 1;; as one statement', async () => {
+    expect(await validateSql('SELECT 1;;', parser)).toMatchObject({ ok: true });
+  });
+
   it('applies the textual rules before parsing', async () => {
     expect(await validateSql("select 'drop'", parser)).toMatchObject({ message: 'Disallowed operation: DROP' });
   });
