@@ -116,7 +116,7 @@ const fmt3 = (ms: number) => ms.toFixed(3);
 async function isolationFigures(dbPath: string, dir: string): Promise<string[][]> {
   const point = QUERIES[0].sql;
   const sandboxLimits = { memoryLimit: '1GB', threads: Number(THREADS), maxTempSize: '1GB', tempDirectory: join(dir, 'tmp') };
-  const limits = { maxRows: 1000, timeoutMs: 30_000, maxBytes: 64 * 1024 * 1024 };
+  const limits = { maxRows: 1000, timeoutMs: 30_000, maxBytes: 64 * 1024 * 1024, maxCellBytes: 32 * 1024 };
   const parser = await createSqlParser();
   const parsed = await parser.parse(point);
   if (parsed.kind !== 'parsed') throw new Error('the point lookup does not parse');

@@ -23,6 +23,9 @@ export const runnerConfigSchema = z.object({
   QUERY_MAX_RESULT_BYTES: int(1024, 1024 ** 3)
     .default(64 * 1024 * 1024)
     .describe('Result size limit in any format (SPEC: 64 MB)'),
+  QUERY_MAX_CELL_BYTES: int(1024, 64 * 1024 * 1024)
+    .default(32 * 1024)
+    .describe('Largest single value (string, blob, list, map) in a result, as JSON; a list also holds at most QUERY_MAX_ROWS elements'),
   QUERY_LOCK_TTL_MS: int(100, 600_000)
     .default(45_000)
     .describe('Per-query lock lifetime; longer than QUERY_TIMEOUT_MS so a dead runner frees it'),

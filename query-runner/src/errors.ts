@@ -39,6 +39,14 @@ export const tooLargeError = (limitBytes: number) =>
     `The result is larger than ${Math.round(limitBytes / (1024 * 1024))} MB. Select fewer or shorter columns.`,
   );
 
+export const cellTooLargeError = (column: string, limits: { maxCellBytes: number; maxRows: number }) =>
+  new RunnerError(
+    'QUERY_RESULT_TOO_LARGE',
+    `A value in column "${column}" is too large: one value may hold at most ${Math.round(limits.maxCellBytes / 1024)} KB ` +
+      `and a list at most ${limits.maxRows.toLocaleString('en-US')} elements, so that one row never carries a whole table. ` +
+      'Return the rows themselves, or aggregate fewer of them.',
+  );
+
 export const busyError = (retryAfterSeconds: number) =>
   new RunnerError('QUERY_BUSY', 'The same query is still running; retry shortly.', Math.max(1, retryAfterSeconds));
 

@@ -11,7 +11,7 @@ import { openSandbox } from './sandbox.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'uda-execute-'));
 let instance: DuckDBInstance;
-const limits: ExecutionLimits = { maxRows: 1000, timeoutMs: 10_000, maxBytes: 64 * 1024 * 1024 };
+const limits: ExecutionLimits = { maxRows: 1000, timeoutMs: 10_000, maxBytes: 64 * 1024 * 1024, maxCellBytes: 32 * 1024 };
 
 beforeAll(async () => {
   const dbPath = await buildFixtureDb(join(dir, 'service.db'), { books: 5000 });
@@ -80,6 +80,26 @@ describe('execute', () => {
   it('refuses a result over the byte limit with QUERY_RESULT_TOO_LARGE', async () => {
     const error = await failure("SELECT repeat('x', 100000) AS big FROM range(1000)", { maxBytes: 1024 * 1024 });
     expect(error.code).toBe('QUERY_RESULT_TOO_LARGE');
+  });
+
+  it.each([
+    ['SELECT list(g) AS everything FROM gutenberg g', 'everything'],
+    ['SELECT string_agg(title, chr(10)) AS titles FROM gutenberg', 'titles'],
+    ['SELECT language, list(text_id) AS ids FROM gutenberg GROUP BY language', 'ids'],
+    ["SELECT map_from_entries(list((text_id, title))) AS m FROM gutenberg", 'm'],
+    ["SELECT repeat('x', 40000)::BLOB AS b", 'b'],
+  ])('refuses %j: one cell may not carry a table (QUERY_RESULT_TOO_LARGE naming the column)', async (sql, column) => {
+    const error = await failure(sql);
+    expect(error.code).toBe('QUERY_RESULT_TOO_LARGE');
+    expect(error.message).toContain(`"${column}"`);
+  });
+
+  it('accepts values under the cell bound: a short list, a modest aggregate', async () => {
+    const result = await run('SELECT language, list(text_id ORDER BY text_id)[1:3] AS first_ids, count(*) AS n FROM gutenberg GROUP BY language ORDER BY language');
+    expect(result.rows).toEqual([
+      { language: 'en', first_ids: [1, 2, 4], n: 3333 },
+      { language: 'fr', first_ids: [0, 3, 6], n: 1667 },
+    ]);
   });
 
   it('maps an engine error to QUERY_INVALID with a helpful message and no internal path', async () => {

@@ -7,12 +7,14 @@ import type { DuckDBConnection, DuckDBDataChunk, DuckDBResult } from '@duckdb/no
 import { jsonValue } from './json-values.ts';
 import { DeadlineExceeded, withDeadline } from '@uda/shared/duckdb';
 import { runnerErrorOf } from './deadline.ts';
-import { tooLargeError, unavailableError } from './errors.ts';
+import { cellTooLargeError, tooLargeError, unavailableError } from './errors.ts';
 
 export interface ExecutionLimits {
   readonly maxRows: number;
   readonly timeoutMs: number;
   readonly maxBytes: number;
+  /** One value (string, blob, list, map, struct) as JSON; a list also holds at most `maxRows` elements. */
+  readonly maxCellBytes: number;
 }
 
 export interface Execution {
@@ -74,7 +76,9 @@ async function collect(result: DuckDBResult, limits: ExecutionLimits, stopped: (
     const chunk = await result.fetchChunk();
     if (!chunk || chunk.rowCount === 0) break;
     chunks.push(chunk);
-    const chunkRows = chunk.convertRows(jsonValue).map((values) => Object.fromEntries(names.map((name, i) => [name, values[i]])));
+    const values = chunk.convertRows(jsonValue);
+    checkCells(values, names, limits);
+    const chunkRows = values.map((row) => Object.fromEntries(names.map((name, i) => [name, row[i]])));
     // Measured per chunk (at most 2,048 rows), as JSON: stop at the limit instead of going on.
     bytes += Buffer.byteLength(JSON.stringify(chunkRows));
     if (bytes > limits.maxBytes) throw tooLargeError(limits.maxBytes);
@@ -82,4 +86,24 @@ async function collect(result: DuckDBResult, limits: ExecutionLimits, stopped: (
   }
   const truncated = rows.length > limits.maxRows;
   return { columns, rows: rows.slice(0, limits.maxRows), chunks, truncated };
+}
+
+/**
+ * One cell never carries a table (issue 12): `list(t)` or `string_agg` over a whole table would
+ * return every source row as one billed row. A list may hold no more elements than the row cap,
+ * and no single value may be larger than `maxCellBytes` as JSON.
+ */
+function checkCells(rows: readonly (readonly unknown[])[], names: readonly string[], limits: ExecutionLimits): void {
+  for (const row of rows) {
+    for (let i = 0; i < row.length; i++) {
+      const value = row[i];
+      if (value === null || (typeof value !== 'string' && typeof value !== 'object')) continue;
+      // A string's UTF-8 size is at most 3 bytes per UTF-16 unit: short strings skip the count.
+      if (typeof value === 'string' && value.length * 3 <= limits.maxCellBytes) continue;
+      const tooLong = Array.isArray(value) && value.length > limits.maxRows;
+      if (tooLong || Buffer.byteLength(JSON.stringify(value)) > limits.maxCellBytes) {
+        throw cellTooLargeError(names[i] ?? '', limits);
+      }
+    }
+  }
 }

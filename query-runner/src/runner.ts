@@ -67,7 +67,9 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
     metrics.queued.set(limiter.queued);
   });
   const stopping = new AbortController();
-  const limits = { maxRows: config.QUERY_MAX_ROWS, timeoutMs: config.QUERY_TIMEOUT_MS, maxBytes: config.QUERY_MAX_RESULT_BYTES };
+  const limits = {
+    maxRows: config.QUERY_MAX_ROWS, timeoutMs: config.QUERY_TIMEOUT_MS, maxBytes: config.QUERY_MAX_RESULT_BYTES, maxCellBytes: config.QUERY_MAX_CELL_BYTES,
+  };
   const results = new ResultStore({ store, writer, scratchDir, maxBytes: limits.maxBytes });
   const pool = createQueryPool({
     size: config.QUERY_WORKERS, sandboxLimits, maxRssBytes: config.QUERY_WORKER_MAX_RSS_MB * 1024 * 1024,
