@@ -3,7 +3,7 @@
  * with the parsed config; tests call it too, so they run the same composition.
  */
 import { once } from 'node:events';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -25,6 +25,7 @@ import { QueryService } from './query-service.ts';
 import { ResultStore } from './result-store.ts';
 import { createResultWriter } from './result-writer.ts';
 import { createQueryPool } from './workers/pool.ts';
+import { createWorkDir, removeStaleWorkDirs } from './work-dirs.ts';
 import type { QueryPool } from './workers/pool.ts';
 
 /** How often a busy worker's memory is read: at ~200 MB/s of growth, a 100 ms poll overshoots by ~20 MB. */
@@ -41,8 +42,11 @@ export interface StartedRunner {
 
 export async function startRunner(config: RunnerConfig, logger: Logger): Promise<StartedRunner> {
   await mkdir(resolve(config.DATA_DIR), { recursive: true });
-  // A private folder per process: two runners may share DATA_DIR, and a SIGKILLed one leaves only its own.
-  const workDir = await mkdtemp(join(resolve(config.DATA_DIR), 'runner-'));
+  // A private folder per process: two runners may share DATA_DIR; the folders of runners that
+  // died without cleaning up (SIGKILL) are removed here.
+  const stale = await removeStaleWorkDirs(resolve(config.DATA_DIR));
+  if (stale.length > 0) logger.info({ folders: stale }, 'removed working folders of runners that are gone');
+  const workDir = await createWorkDir(resolve(config.DATA_DIR));
   const scratchDir = join(workDir, 'scratch');
   await mkdir(scratchDir, { recursive: true });
   const store = createObjectStore(config);
