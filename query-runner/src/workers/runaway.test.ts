@@ -43,8 +43,8 @@ afterAll(async () => {
 const query = (sql: string) => postQuery(runner.url, { queryId: randomUUID(), sql, format: 'json' });
 
 /** The runner's worker processes, from /proc (the runner is a child process of this test). */
-async function workerPids(): Promise<number[]> {
-  const pid = runner.child.pid!;
+async function workerPids(of: ChildRunner = runner): Promise<number[]> {
+  const pid = of.child.pid!;
   const text = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
   return text.split(' ').filter(Boolean).map(Number);
 }
@@ -109,5 +109,27 @@ describe('runaway queries', () => {
     expect(res.status).toBe(503);
     expect(res.body.code).toBe('QUERY_BACKEND_UNAVAILABLE');
     expect((await query('SELECT 2 AS two')).body).toMatchObject({ rows: [{ two: 2 }] });
+  });
+
+  it('leaves no worker behind when the runner itself is SIGKILLed mid-query', async () => {
+    const other = await startChild(await runnerEnv(bucket.env, { REDIS_KEY_PREFIX: redisPrefix('orphan') }));
+    await waitReady(other.url);
+    void postQuery(other.url, { queryId: randomUUID(), sql: 'SELECT sum(hash(i)) AS h FROM range(4000000000) r(i)' }).catch(() => undefined);
+    let pids: number[] = [];
+    while (pids.length === 0) pids = await workerPids(other);
+    await new Promise((r) => setTimeout(r, 300));
+    other.child.kill('SIGKILL');
+    await other.exited;
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    // Polled, not timed: the test fails by its own timeout if a worker keeps running.
+    while (pids.some(alive)) await new Promise((r) => setTimeout(r, 100));
+    expect(pids.filter(alive)).toEqual([]);
   });
 });

@@ -32,8 +32,15 @@ process.on('message', (message: ParentMessage) => {
     (error: unknown) => send({ kind: 'failed', id: message.id, error: bodyOf(error), ...(error instanceof RunnerError ? {} : { detail: String(error) }) }),
   );
 });
-// The runner going away (even SIGKILLed) closes the channel: a worker never outlives it.
-process.on('disconnect', () => process.exit(0));
+// A worker never outlives its runner, even a SIGKILLed one: the closed channel, or a new parent
+// (the orphan is re-parented), ends it. SIGKILL to itself, because a normal exit waits for the
+// DuckDB threads of a running query.
+const parent = process.ppid;
+const die = () => process.kill(process.pid, 'SIGKILL');
+process.on('disconnect', die);
+setInterval(() => {
+  if (process.ppid !== parent) die();
+}, 500).unref();
 
 async function runTask(task: TaskMessage) {
   const execution = await executeTask(task);
