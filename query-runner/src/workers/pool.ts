@@ -35,7 +35,6 @@ export interface QueryPool {
   run(task: PoolTask, signal?: AbortSignal): Promise<WorkerOutcome>;
   /** Resolves once a worker is started and ready (the bench measures kill → ready). */
   warm(): Promise<void>;
-  readonly stats: { kills: number; workers: number };
   close(): Promise<void>;
 }
 
@@ -66,7 +65,6 @@ interface Worker {
 export function createQueryPool(options: PoolOptions): QueryPool {
   const workers = new Set<Worker>();
   const waiting: ((worker: Worker) => void)[] = [];
-  const stats = { kills: 0, workers: 0 };
   let nextId = 1;
   let closed = false;
 
@@ -80,19 +78,12 @@ export function createQueryPool(options: PoolOptions): QueryPool {
     child.send({ kind: 'init', sandboxLimits: options.sandboxLimits });
     const worker: Worker = { child, ready, busy: false };
     workers.add(worker);
-    stats.workers = workers.size;
     child.once('exit', () => {
-      forget(worker);
+      workers.delete(worker);
       // Keep one warm worker, so the next query does not pay for a start.
       if (!closed && workers.size === 0) spawn();
     });
     return worker;
-  };
-
-  /** A worker being killed leaves the pool at once, before its exit is reported. */
-  const forget = (worker: Worker) => {
-    workers.delete(worker);
-    stats.workers = workers.size;
   };
 
   const acquire = async (): Promise<Worker> => {
@@ -102,18 +93,23 @@ export function createQueryPool(options: PoolOptions): QueryPool {
     return worker;
   };
 
+  /** Hands the worker (or a fresh one for a lost worker) straight to the next waiting query. */
   const release = (worker: Worker, alive: boolean) => {
-    worker.busy = false;
     const next = waiting.shift();
-    if (!next) return;
-    next(alive && workers.has(worker) ? worker : spawn());
+    if (!next) {
+      worker.busy = false;
+      return;
+    }
+    const handed = alive && workers.has(worker) ? worker : spawn();
+    handed.busy = true;
+    next(handed);
   };
 
   const kill = (worker: Worker, reason: string) => {
-    stats.kills += 1;
     options.onKill?.();
     options.logger.warn({ pid: worker.child.pid, reason }, 'query worker killed');
-    forget(worker);
+    // It leaves the pool at once, before its exit is reported, so no query is handed to it.
+    workers.delete(worker);
     worker.child.kill('SIGKILL');
   };
 
@@ -198,7 +194,6 @@ export function createQueryPool(options: PoolOptions): QueryPool {
       const idle = [...workers].find((w) => !w.busy) ?? (workers.size < options.size ? spawn() : undefined);
       await idle?.ready;
     },
-    stats,
     async close() {
       closed = true;
       const exits = [...workers].map((w) => new Promise<void>((done) => (w.child.exitCode === null ? w.child.once('exit', () => done()) : done())));
