@@ -3,6 +3,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
+import { OUT_OF_MEMORY_MESSAGE } from '@uda/shared/duckdb';
 import { buildFixtureDb } from '../test/fixtures.ts';
 import { RunnerError } from './errors.ts';
 import { capRows, execute } from './execute.ts';
@@ -121,6 +122,20 @@ describe('execute', () => {
 });
 
 describe('spill', () => {
+  it('answers a query past the memory and spill limits with a clean message: no path, no settings to change', async () => {
+    const small = await openSandbox(join(dir, 'service.db'), { memoryLimit: '20MB', threads: 1, maxTempSize: '1MB', tempDirectory: join(dir, 'tmp-small') });
+    const connection = await small.connect();
+    try {
+      const sql = 'SELECT count(*) AS n FROM (SELECT DISTINCT repeat(md5(range::VARCHAR), 3) AS b FROM range(1000000))';
+      const error = await execute(connection, sql, limits).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(RunnerError);
+      expect(error).toMatchObject({ code: 'QUERY_INVALID', message: OUT_OF_MEMORY_MESSAGE });
+    } finally {
+      connection.closeSync();
+      small.closeSync();
+    }
+  });
+
   it('creates the private spill folder the engine is told to use', async () => {
     const connection = await instance.connect();
     try {

@@ -2,4 +2,4 @@
 export { lockDown, lockedInstanceOptions, quoteIdent, quoteLiteral } from './lockdown.ts';
 export type { EngineLimits } from './lockdown.ts';
 export { DeadlineExceeded, withDeadline } from './deadline.ts';
-export { sanitizeEngineMessage } from './engine-text.ts';
+export { OUT_OF_MEMORY_MESSAGE, sanitizeEngineMessage } from './engine-text.ts';
