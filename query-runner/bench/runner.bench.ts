@@ -2,18 +2,25 @@
  * `npm run bench:runner`: the runner's end-to-end time (HTTP, validation, lock, sandbox, result
  * store) against DuckDB's own in-process time for the same SQL on the same file, in the same run.
  * Prints the ratio per query and p50/p99 at concurrency 1 and 8. Goal: ratio ≤ 1.3 for
- * queries over 50 ms, ≤ 5 ms absolute overhead for point lookups.
+ * queries over 50 ms, ≤ 5 ms absolute overhead for point lookups. Then the isolation figures:
+ * the allow-list check and the worker hand-off at the point lookup (goal ≤ 1 ms
+ * together), and the time from a deadline kill to a fresh worker ready.
  *
  * The bench database is generated at run time (BENCH_ROWS rows, default 5,000,000) and deleted after.
  * Runs with the embedded stores (local folder, in-process locks) unless REDIS_URL / S3_* are set.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { LocalFolderStore } from '@uda/shared/object-store';
-import { capRows } from '../src/execute.ts';
+import { createLogger } from '@uda/shared/logger';
+import { createSqlParser, refusedReference, validateSql } from '@uda/shared/sql';
+import { capRows, execute } from '../src/execute.ts';
+import { createResultWriter } from '../src/result-writer.ts';
+import { openSandbox } from '../src/sandbox.ts';
+import { createQueryPool } from '../src/workers/pool.ts';
 import { publishDatabase } from '../test/fixtures.ts';
 import { postQuery, startChild, waitReady } from '../test/harness.ts';
 
@@ -88,13 +95,70 @@ async function main(): Promise<void> {
     direct.closeSync();
     runner.child.kill('SIGTERM');
     await runner.exited;
-    await rm(dir, { recursive: true, force: true });
   }
   printTable(['query', 'conc', 'duckdb p50', 'duckdb p99', 'runner p50', 'runner p99', 'ratio p50', 'overhead p50'], rows);
+  try {
+    printTable(['isolation (issue 12)', 'p50 ms', 'p99 ms'], await isolationFigures(dbPath, join(dir, 'isolation')));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
   process.stdout.write(`\ncommand: npm run bench:runner (BENCH_ROWS=${ROWS}, BENCH_ITERATIONS=${ITERATIONS}, DUCKDB_THREADS=${THREADS}); times in ms\n`);
 }
 
 const fmt = (ms: number) => ms.toFixed(1);
+const fmt3 = (ms: number) => ms.toFixed(3);
+
+/**
+ * What isolation adds at the point lookup: the allow-list walk over the parsed tree, the whole
+ * validation (parse + walk), and the hand-off to a worker process (pool run minus the same execute
+ * and Parquet write in-process); and the time from a deadline kill to a fresh worker ready.
+ */
+async function isolationFigures(dbPath: string, dir: string): Promise<string[][]> {
+  const point = QUERIES[0].sql;
+  const sandboxLimits = { memoryLimit: '1GB', threads: Number(THREADS), maxTempSize: '1GB', tempDirectory: join(dir, 'tmp') };
+  const limits = { maxRows: 1000, timeoutMs: 30_000, maxBytes: 64 * 1024 * 1024, maxCellBytes: 32 * 1024 };
+  const parser = await createSqlParser();
+  const parsed = await parser.parse(point);
+  if (parsed.kind !== 'parsed') throw new Error('the point lookup does not parse');
+  const allowList = await measure(1, () => Promise.resolve(void refusedReference(parsed.references, parser.engineRelations)));
+  const validation = await measure(1, async () => void (await validateSql(point, parser)));
+  parser.close();
+
+  const instance = await openSandbox(dbPath, sandboxLimits);
+  const writer = await createResultWriter();
+  await mkdir(dir, { recursive: true });
+  const inProcess = await measure(1, async () => {
+    const connection = await instance.connect();
+    const execution = await execute(connection, point, limits);
+    connection.closeSync();
+    await writer.writeParquet(execution.columns, execution.chunks, limits.maxRows, join(dir, 'direct.parquet'));
+  });
+  instance.closeSync();
+  writer.close();
+  const logger = createLogger({ name: 'bench', level: 'silent' });
+  const pool = createQueryPool({ size: 1, sandboxLimits, maxRssBytes: 4 * 1024 ** 3, killGraceMs: 100, rssPollMs: 100, logger });
+  const task = { sql: point, dbPath, sheets: [], limits, parquetPath: join(dir, 'worker.parquet') };
+  await pool.run(task);
+  const viaWorker = await measure(1, async () => void (await pool.run(task)));
+  const respawns: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const runaway = { ...task, sql: "SELECT levenshtein(repeat('a', 60000), repeat('b', 60000)) AS d", limits: { ...limits, timeoutMs: 200 } };
+    await pool.run(runaway).catch(() => undefined);
+    const killed = performance.now();
+    await pool.warm();
+    respawns.push(performance.now() - killed);
+  }
+  await pool.close();
+  respawns.sort((a, b) => a - b);
+  return [
+    ['allow-list walk (point lookup)', fmt3(allowList.p50), fmt3(allowList.p99)],
+    ['validation: parse + allow-list', fmt3(validation.p50), fmt3(validation.p99)],
+    ['execute + Parquet in-process', fmt3(inProcess.p50), fmt3(inProcess.p99)],
+    ['execute + Parquet via worker', fmt3(viaWorker.p50), fmt3(viaWorker.p99)],
+    ['worker hand-off (difference)', fmt3(viaWorker.p50 - inProcess.p50), fmt3(viaWorker.p99 - inProcess.p99)],
+    ['deadline kill -> fresh worker ready', fmt(percentile(respawns, 50)), fmt(percentile(respawns, 99))],
+  ];
+}
 
 function printTable(header: string[], rows: string[][]): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -23,11 +23,21 @@ export const runnerConfigSchema = z.object({
   QUERY_MAX_RESULT_BYTES: int(1024, 1024 ** 3)
     .default(64 * 1024 * 1024)
     .describe('Result size limit in any format (SPEC: 64 MB)'),
+  QUERY_MAX_CELL_BYTES: int(1024, 64 * 1024 * 1024)
+    .default(32 * 1024)
+    .describe('Largest single value (string, blob, list, map) in a result, as JSON; a list also holds at most QUERY_MAX_ROWS elements'),
   QUERY_LOCK_TTL_MS: int(100, 600_000)
     .default(45_000)
     .describe('Per-query lock lifetime; longer than QUERY_TIMEOUT_MS so a dead runner frees it'),
   RESULT_TTL_SECONDS: int(1, 86_400).default(300).describe('Uncharged re-read window of a stored result (DECISIONS §6)'),
   MAX_CONCURRENT_QUERIES: int(1, 256).default(8).describe('Queries executed at once; more wait in a queue'),
+  QUERY_WORKERS: int(1, 64).default(4).describe('Worker processes that execute user SQL; more queries wait for a free one'),
+  QUERY_WORKER_MAX_RSS_MB: int(64, 1024 * 1024)
+    .default(2048)
+    .describe('A query worker whose resident memory passes this is killed and its query refused (keep above DUCKDB_MEMORY_LIMIT)'),
+  QUERY_KILL_GRACE_MS: int(0, 60_000)
+    .default(2_000)
+    .describe('After QUERY_TIMEOUT_MS, how long a worker may take to stop before it is killed (408)'),
   MAX_QUEUED_QUERIES: int(0, 10_000).default(64).describe('Queries waiting for a slot before QUERY_BACKEND_UNAVAILABLE (Retry-After 1)'),
   DUCKDB_MEMORY_LIMIT: z.string().default('1GB').describe('DuckDB memory_limit of the sandbox'),
   DUCKDB_THREADS: int(1, 256).default(2).describe('DuckDB threads of the sandbox'),

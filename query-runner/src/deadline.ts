@@ -1,22 +1,23 @@
 /**
- * Our own SQL (lookups, sheet search) under the query deadline: `interrupt()` at the limit, and a
- * query cut by it reported as QUERY_TIMEOUT, never as an engine error or a complete answer.
+ * Our own SQL (lookups, sheet search) under the query deadline: the shared `withDeadline`
+ * interrupts at the limit, and a query cut by it is reported as QUERY_TIMEOUT, never as an engine
+ * error or a complete answer.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { DeadlineExceeded, withDeadline as interruptAt } from '@uda/shared/duckdb';
 import { engineError, RunnerError, timeoutError } from './errors.ts';
 
 export async function withDeadline<T>(connection: DuckDBConnection, timeoutMs: number, work: () => Promise<T>): Promise<T> {
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    connection.interrupt();
-  }, timeoutMs);
   try {
-    return await work();
+    return await interruptAt(connection, timeoutMs, work);
   } catch (error) {
-    if (error instanceof RunnerError) throw error;
-    throw timedOut ? timeoutError(timeoutMs) : engineError(error);
-  } finally {
-    clearTimeout(timer);
+    throw runnerErrorOf(error);
   }
+}
+
+/** The runner's words for a failure under a deadline. */
+export function runnerErrorOf(error: unknown): RunnerError {
+  if (error instanceof RunnerError) return error;
+  if (error instanceof DeadlineExceeded) return timeoutError(error.timeoutMs);
+  return engineError(error);
 }

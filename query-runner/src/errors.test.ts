@@ -1,5 +1,6 @@
 import { describe, it, expect } from '@jest/globals';
-import { engineError, SANDBOX_REFUSAL_MESSAGE, sanitizeEngineMessage } from './errors.ts';
+import { sanitizeEngineMessage } from '@uda/shared/duckdb';
+import { engineError, SANDBOX_REFUSAL_MESSAGE } from './errors.ts';
 
 describe('engine errors', () => {
   it('removes absolute paths and the echoed query from engine messages', () => {
@@ -9,7 +10,12 @@ describe('engine errors', () => {
 
   it('keeps the "Did you mean" hint that helps fix the query', () => {
     const text = 'Catalog Error: Table with name gutenburg does not exist!\nDid you mean "gutenberg"?\n\nLINE 1: FROM gutenburg\n             ^';
-    expect(engineError(new Error(text)).message).toBe('Query failed: Catalog Error: Table with name gutenburg does not exist! Did you mean "gutenberg"?');
+    expect(engineError(new Error(text)).message).toBe('Catalog Error: Table with name gutenburg does not exist! Did you mean "gutenberg"?');
+  });
+
+  it('says neither "native callback" nor the statement-extraction prefix', () => {
+    expect(sanitizeEngineMessage('Error in native callback')).not.toMatch(/native callback/);
+    expect(sanitizeEngineMessage('Failed to extract statements: Parser Error: syntax error at or near ";"')).toBe('syntax error at or near ";"');
   });
 
   it('answers sandbox refusals with one fixed message that names no file', () => {

@@ -4,6 +4,7 @@
  */
 import { RUNNER_ERROR_STATUS } from '@uda/shared/runner-contract';
 import type { RunnerErrorBody, RunnerErrorCode } from '@uda/shared/runner-contract';
+import { sanitizeEngineMessage } from '@uda/shared/duckdb';
 
 export class RunnerError extends Error {
   override readonly name = 'RunnerError';
@@ -38,6 +39,14 @@ export const tooLargeError = (limitBytes: number) =>
     `The result is larger than ${Math.round(limitBytes / (1024 * 1024))} MB. Select fewer or shorter columns.`,
   );
 
+export const cellTooLargeError = (column: string, limits: { maxCellBytes: number; maxRows: number }) =>
+  new RunnerError(
+    'QUERY_RESULT_TOO_LARGE',
+    `A value in column "${column}" is too large: one value may hold at most ${Math.round(limits.maxCellBytes / 1024)} KB ` +
+      `and a list at most ${limits.maxRows.toLocaleString('en-US')} elements, so that one row never carries a whole table. ` +
+      'Return the rows themselves, or aggregate fewer of them.',
+  );
+
 export const busyError = (retryAfterSeconds: number) =>
   new RunnerError('QUERY_BUSY', 'The same query is still running; retry shortly.', Math.max(1, retryAfterSeconds));
 
@@ -58,13 +67,5 @@ export const SANDBOX_REFUSAL_MESSAGE =
 export function engineError(error: unknown): RunnerError {
   const text = error instanceof Error ? error.message : String(error);
   if (isSandboxRefusal(text)) return new RunnerError('QUERY_INVALID', SANDBOX_REFUSAL_MESSAGE);
-  return new RunnerError('QUERY_INVALID', `Query failed: ${sanitizeEngineMessage(text)}`);
-}
-
-export function sanitizeEngineMessage(text: string): string {
-  // Keep the error line and DuckDB's "Did you mean" hint; drop the echoed query and caret lines.
-  const lines = text.split('\n').filter((line) => line.trim() !== '' && !/^LINE \d+:/.test(line) && !/^\s*\^\s*$/.test(line));
-  const kept = lines.slice(0, 2).join(' ').slice(0, 500);
-  // Absolute paths (POSIX and Windows) are internal; the user's own text never needs them.
-  return kept.replace(/(?:[A-Za-z]:)?(?:[\\/][\w.@~+-]+){2,}[\\/]?/g, '[path]');
+  return new RunnerError('QUERY_INVALID', sanitizeEngineMessage(text));
 }

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, it, expect } from '@jest/globals';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
+import { OUT_OF_MEMORY_MESSAGE } from '@uda/shared/duckdb';
 import { buildFixtureDb } from '../test/fixtures.ts';
 import { RunnerError } from './errors.ts';
 import { capRows, execute } from './execute.ts';
@@ -11,7 +12,7 @@ import { openSandbox } from './sandbox.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'uda-execute-'));
 let instance: DuckDBInstance;
-const limits: ExecutionLimits = { maxRows: 1000, timeoutMs: 10_000, maxBytes: 64 * 1024 * 1024 };
+const limits: ExecutionLimits = { maxRows: 1000, timeoutMs: 10_000, maxBytes: 64 * 1024 * 1024, maxCellBytes: 32 * 1024 };
 
 beforeAll(async () => {
   const dbPath = await buildFixtureDb(join(dir, 'service.db'), { books: 5000 });
@@ -61,6 +62,8 @@ describe('execute', () => {
     ['values (1), (2)', 2],
     ['select 1 -- trailing comment', 1],
     ['select 1; -- terminator and comment', 1],
+    ['SELECT 1;;', 1],
+    ['SELECT 1; ; -- two terminators', 1],
   ])('runs %j inside the row-cap wrapper', async (sql, rows) => {
     expect((await run(sql)).rows).toHaveLength(rows);
   });
@@ -80,6 +83,26 @@ describe('execute', () => {
     expect(error.code).toBe('QUERY_RESULT_TOO_LARGE');
   });
 
+  it.each([
+    ['SELECT list(g) AS everything FROM gutenberg g', 'everything'],
+    ['SELECT string_agg(title, chr(10)) AS titles FROM gutenberg', 'titles'],
+    ['SELECT language, list(text_id) AS ids FROM gutenberg GROUP BY language', 'ids'],
+    ["SELECT map_from_entries(list((text_id, title))) AS m FROM gutenberg", 'm'],
+    ["SELECT repeat('x', 40000)::BLOB AS b", 'b'],
+  ])('refuses %j: one cell may not carry a table (QUERY_RESULT_TOO_LARGE naming the column)', async (sql, column) => {
+    const error = await failure(sql);
+    expect(error.code).toBe('QUERY_RESULT_TOO_LARGE');
+    expect(error.message).toContain(`"${column}"`);
+  });
+
+  it('accepts values under the cell bound: a short list, a modest aggregate', async () => {
+    const result = await run('SELECT language, list(text_id ORDER BY text_id)[1:3] AS first_ids, count(*) AS n FROM gutenberg GROUP BY language ORDER BY language');
+    expect(result.rows).toEqual([
+      { language: 'en', first_ids: [1, 2, 4], n: 3333 },
+      { language: 'fr', first_ids: [0, 3, 6], n: 1667 },
+    ]);
+  });
+
   it('maps an engine error to QUERY_INVALID with a helpful message and no internal path', async () => {
     const error = await failure('SELECT nope FROM gutenberg');
     expect(error.code).toBe('QUERY_INVALID');
@@ -87,5 +110,41 @@ describe('execute', () => {
     expect(error.message).not.toMatch(/LINE 1/);
     const missing = await failure("SELECT * FROM '/srv/secret/data.csv'");
     expect(missing.message).not.toContain('/srv/secret');
+  });
+
+  it('keeps every column name in the row objects, __proto__ and constructor included', async () => {
+    const result = await run('SELECT 1 AS "__proto__", 2 AS "constructor", 3 AS "toString", 4 AS "hasOwnProperty"');
+    expect(result.columns.map((c) => c.name)).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty']);
+    const [row] = result.rows;
+    expect(Object.keys(row ?? {})).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty']);
+    expect(JSON.parse(JSON.stringify(result.rows))).toEqual([JSON.parse('{"__proto__":1,"constructor":2,"toString":3,"hasOwnProperty":4}')]);
+  });
+});
+
+describe('spill', () => {
+  it('answers a query past the memory and spill limits with a clean message: no path, no settings to change', async () => {
+    const small = await openSandbox(join(dir, 'service.db'), { memoryLimit: '20MB', threads: 1, maxTempSize: '1MB', tempDirectory: join(dir, 'tmp-small') });
+    const connection = await small.connect();
+    try {
+      const sql = 'SELECT count(*) AS n FROM (SELECT DISTINCT repeat(md5(range::VARCHAR), 3) AS b FROM range(1000000))';
+      const error = await execute(connection, sql, limits).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(RunnerError);
+      expect(error).toMatchObject({ code: 'QUERY_INVALID', message: OUT_OF_MEMORY_MESSAGE });
+    } finally {
+      connection.closeSync();
+      small.closeSync();
+    }
+  });
+
+  it('creates the private spill folder the engine is told to use', async () => {
+    const connection = await instance.connect();
+    try {
+      const reader = await connection.runAndReadAll("SELECT current_setting('temp_directory')");
+      const folder = String(reader.getRows()[0]?.[0]);
+      expect(folder.startsWith(join(dir, 'tmp'))).toBe(true);
+      expect((await stat(folder)).isDirectory()).toBe(true);
+    } finally {
+      connection.closeSync();
+    }
   });
 });

@@ -25,6 +25,7 @@ export function createMetrics() {
     tooLarge: counter('uda_query_too_large_total', 'Results refused for exceeding the size limit'),
     sandboxRefusals: counter('uda_sandbox_refusals_total', 'Queries the DuckDB sandbox refused (files, settings, writes)'),
     validatorRefusals: counter('uda_validator_refusals_total', 'Queries the SQL validator refused', ['reason']),
+    workerKills: counter('uda_query_worker_kills_total', 'Query workers killed at the hard deadline, the memory ceiling or shutdown'),
     cacheHits: counter('uda_result_cache_hits_total', 'Requests served from a stored result'),
     dataVersion: new Gauge({
       name: 'uda_data_version_info',

@@ -1,32 +1,29 @@
 /**
- * One execution from a leased database to a stored result: open the connection (or a one-query
- * sandbox when connected sheets are named), run under the limits, write Parquet (and JSON when it
- * was asked for), and return the index entry. Nothing here decides about caching or locks.
+ * One execution from a leased database to a stored result: hand the query to a worker process
+ * (which opens the sandbox, or a one-query sandbox when connected sheets are named, runs under the
+ * limits and writes Parquet), store Parquet (and JSON when it was asked for), and return the index
+ * entry. Nothing here decides about caching or locks.
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { DuckDBConnection } from '@duckdb/node-api';
 import type { ObjectStore } from '@uda/shared/object-store';
 import type { ResultMeta, RunQueryRequest } from '@uda/shared/runner-contract';
 import { rowsBySource } from '@uda/shared/sql';
 import type { DatabaseLease } from './database-manager.ts';
 import { RunnerError } from './errors.ts';
-import { execute } from './execute.ts';
-import type { Execution, ExecutionLimits } from './execute.ts';
+import type { ExecutionLimits } from './execute.ts';
 import { resultKey } from './result-store.ts';
 import type { ResultStore } from './result-store.ts';
-import type { ResultWriter } from './result-writer.ts';
-import { openSheetSandbox } from './sandbox.ts';
-import type { SandboxLimits } from './sandbox.ts';
+import type { QueryPool } from './workers/pool.ts';
+import type { WorkerOutcome } from './workers/protocol.ts';
 
 export interface RunDeps {
   readonly store: ObjectStore;
   readonly results: ResultStore;
-  readonly writer: ResultWriter;
+  readonly pool: QueryPool;
   readonly limits: ExecutionLimits;
-  readonly sandboxLimits: SandboxLimits;
   readonly scratchDir: string;
   readonly resultTtlMs: number;
   /** Aborted when shutdown's grace period ends: running queries are interrupted. */
@@ -39,45 +36,35 @@ export interface RunOutcome {
 }
 
 export async function runAndStore(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest, tables: string[]): Promise<RunOutcome> {
-  const execution = await executeOn(deps, lease, request);
   const createdAt = Date.now();
-  const meta = await store(deps, request, execution, createdAt);
-  return {
-    meta: {
-      ...meta,
-      tables,
-      rowsBySource: rowsBySource(tables, execution.rows.length),
-      dataVersion: lease.database.version,
-    },
-    rows: execution.rows,
-  };
+  const parquetPath = join(deps.scratchDir, `${request.queryId}-${createdAt}.parquet`);
+  try {
+    const execution = await executeInWorker(deps, lease, request, parquetPath);
+    const meta = await store(deps, request, execution, createdAt, parquetPath);
+    return {
+      meta: {
+        ...meta,
+        tables,
+        rowsBySource: rowsBySource(tables, execution.rows.length),
+        dataVersion: lease.database.version,
+      },
+      rows: execution.rows,
+    };
+  } finally {
+    await rm(parquetPath, { force: true });
+  }
 }
 
-async function executeOn(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest): Promise<Execution> {
-  if (request.datasets.length === 0) {
-    const connection = await lease.database.instance.connect();
-    return withClose(connection, () => execute(connection, request.sql, deps.limits, deps.shutdown));
-  }
+/** The query runs in a worker process (`workers/pool.ts`), which also writes the Parquet file. */
+async function executeInWorker(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest, parquetPath: string): Promise<WorkerOutcome> {
+  const task = { sql: request.sql, dbPath: lease.database.path, limits: deps.limits, parquetPath };
+  if (request.datasets.length === 0) return deps.pool.run({ ...task, sheets: [] }, deps.shutdown);
   const folder = join(deps.scratchDir, `sheets-${request.queryId}-${Date.now()}`);
   try {
     const sheets = await downloadSheets(deps.store, request.datasets, folder);
-    const { instance, connection } = await openSheetSandbox(lease.database.path, deps.sandboxLimits, sheets);
-    try {
-      return await execute(connection, request.sql, deps.limits, deps.shutdown);
-    } finally {
-      connection.closeSync();
-      instance.closeSync();
-    }
+    return await deps.pool.run({ ...task, sheets }, deps.shutdown);
   } finally {
     await rm(folder, { recursive: true, force: true });
-  }
-}
-
-async function withClose<T>(connection: DuckDBConnection, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } finally {
-    connection.closeSync();
   }
 }
 
@@ -94,24 +81,17 @@ async function downloadSheets(store: ObjectStore, datasets: RunQueryRequest['dat
   );
 }
 
-async function store(deps: RunDeps, request: RunQueryRequest, execution: Execution, createdAt: number) {
-  const path = join(deps.scratchDir, `${request.queryId}-${createdAt}.parquet`);
-  try {
-    // DuckDB writes the Parquet file on its own threads while this thread serializes the JSON.
-    const [parquet, json] = await Promise.all([
-      deps.writer.writeParquet(execution.columns, execution.chunks, deps.limits.maxRows, path)
-        .then(() => deps.results.putFile(resultKey(request.queryId, createdAt, 'parquet'), path, 'parquet')),
-      request.format === 'json' ? deps.results.putRows(resultKey(request.queryId, createdAt, 'json'), execution.rows) : undefined,
-    ]);
-    return baseMeta(request, execution, createdAt, deps.resultTtlMs, { parquet, ...(json ? { json } : {}) });
-  } finally {
-    await rm(path, { force: true });
-  }
+async function store(deps: RunDeps, request: RunQueryRequest, execution: WorkerOutcome, createdAt: number, parquetPath: string) {
+  const [parquet, json] = await Promise.all([
+    deps.results.putFile(resultKey(request.queryId, createdAt, 'parquet'), parquetPath, 'parquet'),
+    request.format === 'json' ? deps.results.putRows(resultKey(request.queryId, createdAt, 'json'), execution.rows) : undefined,
+  ]);
+  return baseMeta(request, execution, createdAt, deps.resultTtlMs, { parquet, ...(json ? { json } : {}) });
 }
 
 function baseMeta(
   request: RunQueryRequest,
-  execution: Execution,
+  execution: WorkerOutcome,
   createdAt: number,
   ttlMs: number,
   objects: ResultMeta['objects'],

@@ -3,7 +3,7 @@
  * with the parsed config; tests call it too, so they run the same composition.
  */
 import { once } from 'node:events';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -24,19 +24,29 @@ import { createMetrics, setDataVersion } from './metrics.ts';
 import { QueryService } from './query-service.ts';
 import { ResultStore } from './result-store.ts';
 import { createResultWriter } from './result-writer.ts';
+import { createQueryPool } from './workers/pool.ts';
+import { createWorkDir, removeStaleWorkDirs } from './work-dirs.ts';
+import type { QueryPool } from './workers/pool.ts';
+
+/** How often a busy worker's memory is read: at ~200 MB/s of growth, a 100 ms poll overshoots by ~20 MB. */
+const RSS_POLL_MS = 100;
 
 export interface StartedRunner {
   readonly url: string;
   readonly metricsUrl: string;
   readonly databases: DatabaseManager;
+  readonly pool: QueryPool;
   /** Stops accepting, lets running queries finish for `graceMs`, interrupts the rest, closes all. */
   shutdown(graceMs: number): Promise<void>;
 }
 
 export async function startRunner(config: RunnerConfig, logger: Logger): Promise<StartedRunner> {
   await mkdir(resolve(config.DATA_DIR), { recursive: true });
-  // A private folder per process: two runners may share DATA_DIR, and a SIGKILLed one leaves only its own.
-  const workDir = await mkdtemp(join(resolve(config.DATA_DIR), 'runner-'));
+  // A private folder per process: two runners may share DATA_DIR; the folders of runners that
+  // died without cleaning up (SIGKILL) are removed here.
+  const stale = await removeStaleWorkDirs(resolve(config.DATA_DIR));
+  if (stale.length > 0) logger.info({ folders: stale }, 'removed working folders of runners that are gone');
+  const workDir = await createWorkDir(resolve(config.DATA_DIR));
   const scratchDir = join(workDir, 'scratch');
   await mkdir(scratchDir, { recursive: true });
   const store = createObjectStore(config);
@@ -61,10 +71,17 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
     metrics.queued.set(limiter.queued);
   });
   const stopping = new AbortController();
-  const limits = { maxRows: config.QUERY_MAX_ROWS, timeoutMs: config.QUERY_TIMEOUT_MS, maxBytes: config.QUERY_MAX_RESULT_BYTES };
+  const limits = {
+    maxRows: config.QUERY_MAX_ROWS, timeoutMs: config.QUERY_TIMEOUT_MS, maxBytes: config.QUERY_MAX_RESULT_BYTES, maxCellBytes: config.QUERY_MAX_CELL_BYTES,
+  };
   const results = new ResultStore({ store, writer, scratchDir, maxBytes: limits.maxBytes });
+  const pool = createQueryPool({
+    size: config.QUERY_WORKERS, sandboxLimits, maxRssBytes: config.QUERY_WORKER_MAX_RSS_MB * 1024 * 1024,
+    killGraceMs: config.QUERY_KILL_GRACE_MS, rssPollMs: RSS_POLL_MS, logger,
+    onKill: () => metrics.workerKills.inc(),
+  });
   const service = new QueryService({
-    store, results, writer, limits, sandboxLimits, scratchDir, parser, coordination, databases, limiter, metrics, logger,
+    store, results, pool, limits, scratchDir, parser, coordination, databases, limiter, metrics, logger,
     resultTtlMs: config.RESULT_TTL_SECONDS * 1000, lockTtlMs: config.QUERY_LOCK_TTL_MS, shutdown: stopping.signal,
   });
   let accepting = true;
@@ -86,6 +103,7 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
     url: urlOf(server, config.RUNNER_HOST),
     metricsUrl: `${urlOf(metricsServer ?? server, config.RUNNER_HOST)}/metrics`,
     databases,
+    pool,
     async shutdown(graceMs) {
       accepting = false;
       const closed = close(server);
@@ -94,6 +112,7 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
       await waitUntil(() => limiter.running === 0 && limiter.queued === 0, 5_000);
       await closed;
       if (metricsServer) await close(metricsServer);
+      await pool.close();
       await databases.stop();
       await coordination.close();
       parser.close();

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { createSqlParser, validateSql } from '@uda/shared/sql';
+import { allowedFunctionNames, allowedTableFunctionNames, createSqlParser, validateSql } from '@uda/shared/sql';
 import type { SqlParser } from '@uda/shared/sql';
 import { buildFixtureDb, writeParquet } from '../test/fixtures.ts';
 import { openSandbox, openSheetSandbox } from './sandbox.ts';
@@ -100,6 +100,22 @@ const CORPUS: [string, Layer[]][] = [
   ['SELECT * FROM duckdb_extensions()', V],
   ['SELECT * FROM pragma_database_list()', V],
   ["SELECT getenv('HOME')", both],
+  // Issue 12: engine state, settings and versions through a free SELECT
+  ['SELECT * FROM enable_peg_parser()', V],
+  ['SELECT * FROM disable_peg_parser()', V],
+  ['SELECT * FROM pg_settings', V],
+  ["SELECT value FROM pg_catalog.pg_settings WHERE name = 'temp_directory'", V],
+  ['SELECT * FROM pragma_database_list', V],
+  ['SELECT version()', V],
+  ['SELECT * FROM duckdb_temporary_files()', V],
+  ['SELECT * FROM duckdb_memory()', V],
+  ['SELECT * FROM checkpoint()', V],
+  ['SELECT * FROM enable_logging()', V],
+  ["SELECT write_log('x')", V],
+  ['SUMMARIZE pg_settings', V],
+  ['SELECT * FROM information_schema.views', V],
+  // A comment trick that relied on the validator and the runner parsing differently
+  ['SELECT 1 /* */ FROM duckdb_settings()', V],
 ];
 
 const corpusDir = await mkdtemp(join(tmpdir(), 'uda-escape-'));
@@ -149,6 +165,70 @@ describe('escape corpus', () => {
       expect(await refusedBy(sheetSandbox.connection, sql)).toBe(true);
     },
   );
+});
+
+/** Every function the engine knows, by kind, from the sandbox itself. */
+async function engineFunctions(kinds: string[]): Promise<string[]> {
+  const reader = await connection.runAndReadAll(
+    `SELECT DISTINCT function_name FROM duckdb_functions() WHERE function_type IN (${kinds.map((k) => `'${k}'`).join(', ')}) ORDER BY 1`,
+  );
+  return reader.getRows().map((row) => String(row[0]));
+}
+
+/** One harmless call of each allowed table function, run in the sandbox to prove it reads nothing. */
+const HARMLESS_TABLE_CALLS: Record<string, string> = {
+  range: 'SELECT count(*)::INT FROM range(3)',
+  generate_series: 'SELECT count(*)::INT FROM generate_series(1, 3)',
+  unnest: 'SELECT count(*)::INT FROM unnest([1, 2, 3])',
+  json_each: "SELECT count(*)::INT FROM json_each('[1, 2, 3]')",
+  json_tree: "SELECT count(*)::INT FROM json_tree('[1, 2]')",
+};
+
+describe('the allow-list against every function the engine has', () => {
+  it('refuses every table function, table macro and pragma that is not allowed, naming it', async () => {
+    const names = await engineFunctions(['table', 'table_macro', 'pragma']);
+    expect(names.length).toBeGreaterThan(80);
+    const allowed = new Set(allowedTableFunctionNames());
+    for (const name of names.filter((n) => !allowed.has(n))) {
+      const quoted = `"${name}"`;
+      const result = await validateSql(`SELECT * FROM ${quoted}()`, parser);
+      // A name the spec's textual rules catch first (read_csv, glob) is refused all the same.
+      expect(result.ok).toBe(false);
+      if (result.ok === false && result.reason !== 'text') expect(result.message).toBe(`Function not allowed: ${name}`);
+    }
+  });
+
+  it('proves each allowed table function harmless: it only generates rows from its arguments', async () => {
+    expect(Object.keys(HARMLESS_TABLE_CALLS).sort()).toEqual(allowedTableFunctionNames().sort());
+    for (const sql of Object.values(HARMLESS_TABLE_CALLS)) {
+      expect(await validateSql(sql, parser)).toMatchObject({ ok: true });
+      expect((await connection.runAndReadAll(sql)).getRowsJson()).toEqual([[3]]);
+    }
+  });
+
+  it('refuses every scalar, aggregate and macro not on the allow-list, and knows every one it allows', async () => {
+    const names = await engineFunctions(['scalar', 'aggregate', 'macro']);
+    const allowed = new Set(allowedFunctionNames());
+    const refused = names.filter((n) => !allowed.has(n));
+    expect(refused).toEqual(expect.arrayContaining(['current_setting', 'version', 'getvariable', 'nextval', 'write_log', 'pg_sleep']));
+    for (const name of refused) {
+      const result = await validateSql(`SELECT "${name}"(1)`, parser);
+      expect(result.ok).toBe(false);
+      if (result.ok === false && result.reason !== 'text') expect(result.message).toBe(`Function not allowed: ${name}`);
+    }
+    // A name on the list that the engine does not know would be a typo hiding a gap.
+    const parsedOnly = new Set(['unnest', 'grouping', 'grouping_id']);
+    expect([...allowed].filter((n) => !names.includes(n) && !parsedOnly.has(n))).toEqual([]);
+  });
+
+  it('the allowed functions that name settings, files or the catalog show nothing of the server', async () => {
+    const reader = await connection.runAndReadAll(
+      "SELECT current_database(), current_schema(), current_schemas(true)::VARCHAR, parse_path('/a/b'), parse_filename('/a/b.csv')",
+    );
+    const row = reader.getRowsJson()[0] ?? [];
+    expect(row.slice(0, 3).join(' ')).not.toMatch(/[\\/]/);
+    expect(row.slice(3)).toEqual([['/', 'a', 'b'], 'b.csv']);
+  });
 });
 
 describe('sandbox settings', () => {

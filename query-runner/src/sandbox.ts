@@ -1,12 +1,12 @@
 /**
- * The DuckDB sandbox (DECISIONS §6): the database is opened READ_ONLY with extension autoload and
- * autoinstall off, then `enable_external_access=false`, then `lock_configuration=true`, with memory,
- * thread and temp limits from config. `allowed_directories` is not used: it also allows writes.
+ * The DuckDB sandbox (DECISIONS §6): the database is opened READ_ONLY and locked down by the one
+ * lock-down in `@uda/shared/duckdb`, with memory, thread and temp limits from config.
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { lockDown, lockedInstanceOptions, quoteIdent, quoteLiteral } from '@uda/shared/duckdb';
 
 export interface SandboxLimits {
   readonly memoryLimit: string;
@@ -22,29 +22,13 @@ export interface SheetFile {
   readonly path: string;
 }
 
-function instanceOptions(limits: SandboxLimits, accessMode: 'READ_ONLY' | 'AUTOMATIC'): Record<string, string> {
-  return {
-    access_mode: accessMode,
-    autoinstall_known_extensions: 'false',
-    autoload_known_extensions: 'false',
-    memory_limit: limits.memoryLimit,
-    threads: String(limits.threads),
-    max_temp_directory_size: limits.maxTempSize,
-    // One spill folder per instance: during a swap two instances are open, and their temp files
-    // must not collide.
-    temp_directory: join(limits.tempDirectory, randomUUID()),
-  };
-}
-
-async function lockDown(connection: DuckDBConnection): Promise<void> {
-  // Order matters: once locked, not even we can change a setting.
-  await connection.run('SET enable_external_access = false');
-  await connection.run('SET lock_configuration = true');
-}
+/** One spill folder per instance: during a swap two instances are open, and their temp files must not collide. */
+const optionsFor = (limits: SandboxLimits, accessMode: 'READ_ONLY' | 'AUTOMATIC') =>
+  lockedInstanceOptions(limits, { accessMode, tempDirectory: join(limits.tempDirectory, randomUUID()) });
 
 /** The shared instance for one database version; every query takes its own connection. */
 export async function openSandbox(dbPath: string, limits: SandboxLimits): Promise<DuckDBInstance> {
-  const instance = await DuckDBInstance.create(dbPath, instanceOptions(limits, 'READ_ONLY'));
+  const instance = await DuckDBInstance.create(dbPath, await optionsFor(limits, 'READ_ONLY'));
   const setup = await instance.connect();
   try {
     await lockDown(setup);
@@ -65,7 +49,7 @@ export async function openSheetSandbox(
   limits: SandboxLimits,
   sheets: readonly SheetFile[],
 ): Promise<{ instance: DuckDBInstance; connection: DuckDBConnection }> {
-  const instance = await DuckDBInstance.create(':memory:', instanceOptions(limits, 'AUTOMATIC'));
+  const instance = await DuckDBInstance.create(':memory:', await optionsFor(limits, 'AUTOMATIC'));
   const connection = await instance.connect();
   try {
     await connection.run(`ATTACH ${quoteLiteral(dbPath)} AS service (READ_ONLY)`);
@@ -83,12 +67,4 @@ export async function openSheetSandbox(
     instance.closeSync();
     throw error;
   }
-}
-
-export function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
-export function quoteLiteral(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
 }

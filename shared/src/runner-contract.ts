@@ -4,6 +4,15 @@
  */
 import { z } from 'zod';
 
+/**
+ * One result row. Checked as a plain object, not with `z.record`: a record rebuilds the object and
+ * drops a `__proto__` key, so a column named `__proto__` would vanish from the rows (issue 12).
+ */
+export const rowSchema = z.custom<Record<string, unknown>>(
+  (value) => value !== null && typeof value === 'object' && !Array.isArray(value),
+  'a row object',
+);
+
 export const RESULT_FORMATS = ['json', 'csv', 'parquet'] as const;
 export const resultFormatSchema = z.enum(RESULT_FORMATS);
 export type ResultFormat = z.infer<typeof resultFormatSchema>;
@@ -61,7 +70,7 @@ export const queryResponseSchema = z.object({
   format: resultFormatSchema,
   result: resultMetaSchema,
   /** Present for format `json`: at most 1,000 row objects. */
-  rows: z.array(z.record(z.string(), z.unknown())).optional(),
+  rows: z.array(rowSchema).optional(),
 });
 export type QueryResponse = z.infer<typeof queryResponseSchema>;
 
@@ -107,7 +116,7 @@ export type LookupRequest = z.infer<typeof lookupRequestSchema>;
 
 /** 200 of `POST /v1/lookups`: one page of results and the count of every match. */
 export const lookupResponseSchema = z.object({
-  results: z.array(z.record(z.string(), z.unknown())),
+  results: z.array(rowSchema),
   total: z.number().int().nonnegative(),
 });
 export type LookupResponse = z.infer<typeof lookupResponseSchema>;
@@ -124,6 +133,6 @@ export const sheetSearchRequestSchema = z.object({
 export type SheetSearchRequest = z.infer<typeof sheetSearchRequestSchema>;
 
 export const sheetSearchResponseSchema = z.object({
-  rows: z.array(z.record(z.string(), z.unknown())),
+  rows: z.array(rowSchema),
 });
 export type SheetSearchResponse = z.infer<typeof sheetSearchResponseSchema>;

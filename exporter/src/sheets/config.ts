@@ -18,6 +18,8 @@ export const sheetsWorkerConfigSchema = z.object({
     .describe('How long a claimed sheet stays locked; a crashed worker’s sheet is retried after it. Keep above SHEETS_TIMEOUT_MS plus transfer time'),
   SHEETS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3).describe('Attempts per upload before a sheet that keeps crashing its worker is marked failed'),
   SHEETS_MAX_UPLOAD_MB: z.coerce.number().int().min(1).max(1024).default(50).describe('Largest upload the worker ingests, in MB; larger ones fail'),
+  SHEETS_MAX_ROWS: z.coerce.number().int().min(1).max(100_000_000).default(1_000_000).describe('Most rows a sheet may hold once decompressed; more fail the upload'),
+  SHEETS_MAX_DATA_MB: z.coerce.number().int().min(1).max(65_536).default(512).describe('Most data (every value as text) a sheet may hold once decompressed, in MB'),
   SHEETS_DUCKDB_MEMORY_LIMIT: z.string().default('512MB').describe("DuckDB memory limit per ingestion, e.g. '512MB'"),
   SHEETS_DUCKDB_THREADS: z.coerce.number().int().min(1).max(64).default(2).describe('DuckDB threads per ingestion'),
   SHEETS_DUCKDB_MAX_TEMP_SIZE: z.string().default('2GB').describe("DuckDB spill-to-disk limit per ingestion, e.g. '2GB'"),
@@ -41,6 +43,8 @@ export function workerSettings(config: SheetsWorkerConfig): SheetsWorkerSettings
     maxAttempts: config.SHEETS_MAX_ATTEMPTS,
     limits: {
       maxBytes: config.SHEETS_MAX_UPLOAD_MB * 1024 * 1024,
+      maxRows: config.SHEETS_MAX_ROWS,
+      maxDataBytes: config.SHEETS_MAX_DATA_MB * 1024 * 1024,
       memoryLimit: config.SHEETS_DUCKDB_MEMORY_LIMIT,
       threads: config.SHEETS_DUCKDB_THREADS,
       maxTempSize: config.SHEETS_DUCKDB_MAX_TEMP_SIZE,

@@ -1,7 +1,7 @@
 /**
  * The upload formats, how DuckDB reads each, and which column types a sheet may hold.
  */
-import { sqlString } from './sandbox.ts';
+import { quoteLiteral } from '@uda/shared/duckdb';
 
 export const SHEET_FORMATS = ['csv', 'tsv', 'json', 'ndjson', 'parquet'] as const;
 export type SheetFormat = (typeof SHEET_FORMATS)[number];
@@ -29,11 +29,11 @@ export function delimiterOf(format: SheetFormat): string {
  * silently wrong columns instead of an error. JSON must be records (objects), one per row.
  */
 export function readerSql(format: SheetFormat, path: string): string {
-  const file = sqlString(path);
+  const file = quoteLiteral(path);
   switch (format) {
     case 'csv':
     case 'tsv':
-      return `read_csv(${file}, header = true, skip = 0, delim = ${sqlString(delimiterOf(format))}, quote = '"', escape = '"', strict_mode = true, sample_size = -1)`;
+      return `read_csv(${file}, header = true, skip = 0, delim = ${quoteLiteral(delimiterOf(format))}, quote = '"', escape = '"', strict_mode = true, sample_size = -1)`;
     case 'json':
       return `read_json(${file}, format = 'array', records = 'true', sample_size = -1)`;
     case 'ndjson':

@@ -1,10 +1,13 @@
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SheetIngestError } from './errors.ts';
 import type { SheetFormat } from './formats.ts';
 import { ingestSheet, type IngestLimits } from './ingest.ts';
 import { duckdbRows, SALES_CSV, tempFolder, type TempFolder } from './test/files.ts';
 
-const limits: IngestLimits = { maxBytes: 1024 * 1024, memoryLimit: '256MB', threads: 1, maxTempSize: '256MB', timeoutMs: 30_000 };
+const limits: IngestLimits = {
+  maxBytes: 1024 * 1024, maxRows: 1_000_000, maxDataBytes: 256 * 1024 * 1024, memoryLimit: '256MB', threads: 1, maxTempSize: '256MB', timeoutMs: 30_000,
+};
 let folder: TempFolder;
 
 beforeEach(async () => {
@@ -139,5 +142,34 @@ describe('ingestSheet refusals', () => {
     await duckdbRows(`COPY (SELECT INTERVAL 1 DAY AS span) TO '${source}'`);
     const error = await ingestSheet({ inputPath: source, format: 'parquet', outputPath: join(folder.dir, 'o.parquet'), tempDir: join(folder.dir, 't'), limits }).catch((e: unknown) => e);
     expect((error as Error).message).toMatch(/^Column "span" has an unsupported type \(interval\)/);
+  });
+});
+
+describe('sheet bombs: bounded after decompression', () => {
+  /** A tiny Parquet file that expands to `rows` rows (constant values compress to almost nothing). */
+  async function bomb(rows: number, value = "'x'"): Promise<string> {
+    const path = join(folder.dir, 'bomb.parquet');
+    await duckdbRows(`COPY (SELECT ${value} AS v FROM range(${rows})) TO '${path}' (FORMAT parquet, COMPRESSION zstd)`);
+    return path;
+  }
+
+  it('fails a small Parquet file with 100 M constant rows with a clear row-limit error', async () => {
+    const inputPath = await bomb(100_000_000);
+    expect((await stat(inputPath)).size).toBeLessThan(1024 * 1024);
+    const error = await ingestSheet({ inputPath, format: 'parquet', outputPath: join(folder.dir, 'out.parquet'), tempDir: join(folder.dir, 'tmp'), limits }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(SheetIngestError);
+    expect((error as Error).message).toBe('The file has more than 1,000,000 rows, the limit for a sheet.');
+  });
+
+  it('fails a file whose values expand past the data-size ceiling', async () => {
+    const inputPath = await bomb(20_000, "repeat('x', 1000)");
+    const error = await ingestSheet({
+      inputPath, format: 'parquet', outputPath: join(folder.dir, 'out.parquet'), tempDir: join(folder.dir, 'tmp'), limits: { ...limits, maxDataBytes: 8 * 1024 * 1024 },
+    }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(SheetIngestError);
+    expect((error as Error).message).toBe('The file holds more than 8 MB of data once decompressed, the limit for a sheet.');
   });
 });

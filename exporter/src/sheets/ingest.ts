@@ -9,7 +9,8 @@ import { assertUtf8File } from './encoding.ts';
 import { megabytes, SheetIngestError } from './errors.ts';
 import { delimiterOf, describeType, FORMAT_LABELS, isSupportedType, isTextFormat, readerSql, type SheetFormat } from './formats.ts';
 import { checkJsonArrayEnd } from './json-check.ts';
-import { openSandbox, sqlString, type Sandbox, type SandboxLimits } from './sandbox.ts';
+import { quoteLiteral } from '@uda/shared/duckdb';
+import { openSandbox, type Sandbox, type SandboxLimits } from './sandbox.ts';
 import { translateEngineError } from './translate.ts';
 
 export interface SheetColumn {
@@ -23,7 +24,11 @@ export interface IngestResult {
 }
 
 export interface IngestLimits extends SandboxLimits {
+  /** The upload, as stored. */
   readonly maxBytes: number;
+  /** Rows and bytes of data once decompressed: a tiny Parquet file can expand to 100 M rows. */
+  readonly maxRows: number;
+  readonly maxDataBytes: number;
 }
 
 export interface IngestRequest {
@@ -75,12 +80,30 @@ async function convert(sandbox: Sandbox, request: IngestRequest, header: string[
   // DuckDB renames duplicate and empty headers (`name_1`, `column2`); normalise what the user wrote.
   const written = header?.length === source.length ? header : source.map((column) => column.name);
   const names = normalizeColumnNames(written);
+  await checkExpandedSize(sandbox, reader, source, request.limits);
   const select = source.map((column, i) => `${identifier(column.name)} AS ${identifier(names[i] ?? column.name)}`);
   const copied = await sandbox.query(
-    `COPY (SELECT ${select.join(', ')} FROM ${reader}) TO ${sqlString(request.outputPath)} (FORMAT parquet, COMPRESSION zstd)`,
+    `COPY (SELECT ${select.join(', ')} FROM ${reader}) TO ${quoteLiteral(request.outputPath)} (FORMAT parquet, COMPRESSION zstd)`,
   );
   const rowCount = Number(copied[0]?.Count ?? 0);
   return { rowCount, columns: source.map((column, i) => ({ name: names[i] ?? column.name, type: column.type })) };
+}
+
+/**
+ * Sheet bombs (issue 12): counts rows and the bytes of every value as text, reading at most one
+ * row past the ceiling, so a file that expands to millions of rows stops at the limit.
+ */
+async function checkExpandedSize(sandbox: Sandbox, reader: string, source: readonly SheetColumn[], limits: IngestLimits): Promise<void> {
+  const bytes = source.map((column) => `coalesce(strlen(CAST(${identifier(column.name)} AS VARCHAR)), 0)`).join(' + ');
+  const [measured] = await sandbox.query(
+    `SELECT count(*)::BIGINT AS n, coalesce(sum(${bytes}), 0)::BIGINT AS bytes FROM (SELECT * FROM ${reader} LIMIT ${limits.maxRows + 1})`,
+  );
+  if (Number(measured?.n ?? 0) > limits.maxRows) {
+    throw new SheetIngestError(`The file has more than ${limits.maxRows.toLocaleString('en-US')} rows, the limit for a sheet.`);
+  }
+  if (Number(measured?.bytes ?? 0) > limits.maxDataBytes) {
+    throw new SheetIngestError(`The file holds more than ${megabytes(limits.maxDataBytes)} of data once decompressed, the limit for a sheet.`);
+  }
 }
 
 function identifier(name: string): string {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { openSandbox, sqlString, type Sandbox } from './sandbox.ts';
+import { quoteLiteral } from '@uda/shared/duckdb';
+import { openSandbox, type Sandbox } from './sandbox.ts';
 import { tempFolder, type TempFolder } from './test/files.ts';
 
 const limits = { memoryLimit: '128MB', threads: 1, maxTempSize: '64MB', timeoutMs: 10_000 };
@@ -23,22 +24,22 @@ afterAll(async () => {
 
 describe('the ingestion sandbox', () => {
   it('reads the upload and writes the output', async () => {
-    await sandbox.query(`COPY (SELECT * FROM read_csv(${sqlString(input)})) TO ${sqlString(output)} (FORMAT parquet)`);
-    expect(await sandbox.query(`SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(output)})`)).toEqual([{ n: 1 }]);
+    await sandbox.query(`COPY (SELECT * FROM read_csv(${quoteLiteral(input)})) TO ${quoteLiteral(output)} (FORMAT parquet)`);
+    expect(await sandbox.query(`SELECT count(*)::INTEGER AS n FROM read_parquet(${quoteLiteral(output)})`)).toEqual([{ n: 1 }]);
   });
 
   it('refuses to read another file, even in the same folder', async () => {
-    await expect(sandbox.query(`SELECT * FROM read_csv(${sqlString(other)})`)).rejects.toThrow(/Permission Error/);
-    await expect(sandbox.query(`SELECT * FROM glob(${sqlString(join(folder.dir, '*'))})`)).rejects.toThrow(/Permission Error/);
+    await expect(sandbox.query(`SELECT * FROM read_csv(${quoteLiteral(other)})`)).rejects.toThrow(/Permission Error/);
+    await expect(sandbox.query(`SELECT * FROM glob(${quoteLiteral(join(folder.dir, '*'))})`)).rejects.toThrow(/Permission Error/);
   });
 
   it('refuses to write anywhere but the output', async () => {
-    await expect(sandbox.query(`COPY (SELECT 1) TO ${sqlString(join(folder.dir, 'x.parquet'))} (FORMAT parquet)`)).rejects.toThrow(/Permission Error/);
+    await expect(sandbox.query(`COPY (SELECT 1) TO ${quoteLiteral(join(folder.dir, 'x.parquet'))} (FORMAT parquet)`)).rejects.toThrow(/Permission Error/);
   });
 
   it('refuses to lift its own limits', async () => {
     await expect(sandbox.query('SET enable_external_access = true')).rejects.toThrow(/locked/);
-    await expect(sandbox.query(`SET allowed_paths = [${sqlString(other)}]`)).rejects.toThrow(/locked/);
+    await expect(sandbox.query(`SET allowed_paths = [${quoteLiteral(other)}]`)).rejects.toThrow(/locked/);
     await expect(sandbox.query(`SET memory_limit = '8GB'`)).rejects.toThrow(/locked/);
   });
 

@@ -1,11 +1,10 @@
 /**
- * A throwaway in-memory DuckDB for one ingestion (DECISIONS §6 applied to a write):
- * `allowed_paths` lists exactly the upload and the Parquet output, then external access is turned
- * off and the configuration locked, so the SQL can reach no other file, load no extension and
- * lift no limit. Unlike `allowed_directories`, `allowed_paths` grants single files, not whole
- * folders the engine could also write into.
+ * A throwaway in-memory DuckDB for one ingestion (DECISIONS §6 applied to a write), locked down by
+ * the one lock-down in `@uda/shared/duckdb`: `allowed_paths` lists exactly the upload and the
+ * Parquet output, so the SQL can reach no other file, load no extension and lift no limit.
  */
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DeadlineExceeded, lockDown, lockedInstanceOptions, withDeadline } from '@uda/shared/duckdb';
 import { SheetIngestError } from './errors.ts';
 
 export interface SandboxLimits {
@@ -28,31 +27,18 @@ export interface Sandbox {
   close(): void;
 }
 
-export function sqlString(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`;
-}
-
 export async function openSandbox(files: SandboxFiles, limits: SandboxLimits): Promise<Sandbox> {
-  const instance = await DuckDBInstance.create(':memory:', {
-    memory_limit: limits.memoryLimit,
-    threads: String(limits.threads),
-    temp_directory: files.tempDir,
-    max_temp_directory_size: limits.maxTempSize,
-    autoinstall_known_extensions: 'false',
-    autoload_known_extensions: 'false',
-  });
+  const instance = await DuckDBInstance.create(':memory:', await lockedInstanceOptions(limits, { tempDirectory: files.tempDir }));
   const connection = await instance.connect();
   try {
-    await connection.run(`SET allowed_paths = [${sqlString(files.inputPath)}, ${sqlString(files.outputPath)}]`);
-    await connection.run('SET enable_external_access = false');
-    await connection.run('SET lock_configuration = true');
+    await lockDown(connection, [files.inputPath, files.outputPath]);
   } catch (error) {
     connection.closeSync();
     instance.closeSync();
     throw error;
   }
   return {
-    query: (sql) => withDeadline(connection, limits.timeoutMs, sql),
+    query: (sql) => queryUnderDeadline(connection, limits.timeoutMs, sql),
     close() {
       connection.closeSync();
       instance.closeSync();
@@ -60,19 +46,16 @@ export async function openSandbox(files: SandboxFiles, limits: SandboxLimits): P
   };
 }
 
-async function withDeadline(connection: DuckDBConnection, timeoutMs: number, sql: string): Promise<Record<string, unknown>[]> {
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    connection.interrupt();
-  }, timeoutMs);
+async function queryUnderDeadline(connection: DuckDBConnection, timeoutMs: number, sql: string): Promise<Record<string, unknown>[]> {
   try {
-    const reader = await connection.runAndReadAll(sql);
-    return reader.getRowObjectsJson() as Record<string, unknown>[];
+    return await withDeadline(connection, timeoutMs, async () => {
+      const reader = await connection.runAndReadAll(sql);
+      return reader.getRowObjectsJson() as Record<string, unknown>[];
+    });
   } catch (error) {
-    if (timedOut) throw new SheetIngestError(`The file took longer than ${Math.ceil(timeoutMs / 1000)} s to process.`);
+    if (error instanceof DeadlineExceeded) {
+      throw new SheetIngestError(`The file took longer than ${Math.ceil(timeoutMs / 1000)} s to process.`);
+    }
     throw error;
-  } finally {
-    clearTimeout(timer);
   }
 }

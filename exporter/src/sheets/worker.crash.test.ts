@@ -88,7 +88,7 @@ describe('sheets worker process', () => {
         pollMs: 100,
         leaseSeconds: 30,
         maxAttempts: 3,
-        limits: { maxBytes: 50 * 1024 * 1024, memoryLimit: '512MB', threads: 2, maxTempSize: '1GB', timeoutMs: 30_000 },
+        limits: { maxBytes: 50 * 1024 * 1024, maxRows: 1_000_000, maxDataBytes: 512 * 1024 * 1024, memoryLimit: '512MB', threads: 2, maxTempSize: '1GB', timeoutMs: 30_000 },
       },
     });
     try {

@@ -12,7 +12,7 @@ const settings: SheetsWorkerSettings = {
   pollMs: 50,
   leaseSeconds: 60,
   maxAttempts: 3,
-  limits: { maxBytes: 1024 * 1024, memoryLimit: '256MB', threads: 1, maxTempSize: '256MB', timeoutMs: 30_000 },
+  limits: { maxBytes: 1024 * 1024, maxRows: 1_000_000, maxDataBytes: 512 * 1024 * 1024, memoryLimit: '256MB', threads: 1, maxTempSize: '256MB', timeoutMs: 30_000 },
 };
 let database: TestDatabase;
 let bucket: TestBucket;

@@ -3,12 +3,13 @@
  * the sample data (run as its CLI, so the workspaces stay independent).
  */
 import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { lookupResponseSchema, type LookupResponse } from '@uda/shared/runner-contract';
-import { redisPrefix, startInProcess } from '../../test/harness.ts';
+import { postQuery, redisPrefix, startInProcess } from '../../test/harness.ts';
 import type { StartedRunner } from '../runner.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -147,5 +148,31 @@ describe('POST /v1/lookups ranking: exact, then whole-word prefix, then whole wo
     expect(titles.slice(0, firstOther)).toEqual(expect.arrayContaining(['ROYAL BANK OF CANADA', 'ROYAL GOLD INC']));
     expect(titles.slice(firstOther).some((t) => /^royal\b/i.test(t))).toBe(false);
     expect(titles.slice(firstOther)).toContain('Royalty Pharma plc');
+  });
+});
+
+describe('issue 12 on the real export', () => {
+  const sql = (text: string) => postQuery(runner.url, { queryId: randomUUID(), sql: text, format: 'json' });
+
+  it('refuses engine-state and settings queries by name, and every lookup keeps answering', async () => {
+    for (const [text, name] of [
+      ['SELECT * FROM enable_peg_parser()', 'Function not allowed: enable_peg_parser'],
+      ['SELECT * FROM pg_settings', 'Table not allowed: pg_settings'],
+      ['SELECT * FROM pragma_database_list', 'Table not allowed: pragma_database_list'],
+      ["SELECT current_setting('temp_directory')", 'Function not allowed: current_setting'],
+      ['SELECT version()', 'Function not allowed: version'],
+    ] as const) {
+      expect(await sql(text)).toMatchObject({ status: 400, body: { code: 'QUERY_INVALID', message: name } });
+    }
+    for (const source of ['gutenberg', 'census', 'food', 'pwc', 'sec']) {
+      expect((await lookup({ source, keywords: 'a', limit: 1 })).status).toBe(200);
+    }
+  });
+
+  it('refuses a whole table in one cell: list(f) over food_nutrients and string_agg over sec_companies', async () => {
+    const listed = await sql('SELECT list(f) FROM food_nutrients f');
+    expect(listed).toMatchObject({ status: 413, body: { code: 'QUERY_RESULT_TOO_LARGE' } });
+    const joined = await sql('SELECT string_agg(s::VARCHAR, chr(10)) FROM sec_companies s');
+    expect(joined).toMatchObject({ status: 413, body: { code: 'QUERY_RESULT_TOO_LARGE' } });
   });
 });

@@ -16,7 +16,8 @@ import { RunnerError, unavailableError } from '../errors.ts';
 import { withDeadline } from '../deadline.ts';
 import { jsonValue } from '../json-values.ts';
 import type { Limiter } from '../limiter.ts';
-import { openSheetSandbox, quoteIdent } from '../sandbox.ts';
+import { quoteIdent } from '@uda/shared/duckdb';
+import { openSheetSandbox } from '../sandbox.ts';
 import type { SandboxLimits } from '../sandbox.ts';
 
 export interface SheetSearchDeps {

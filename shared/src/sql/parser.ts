@@ -6,13 +6,35 @@
  */
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { sanitizeEngineMessage } from '../duckdb/engine-text.ts';
+import { lockDown, lockedInstanceOptions } from '../duckdb/lockdown.ts';
+
+/** A table reference as the parser wrote it; empty strings for parts the query left out. */
+export interface TableReference {
+  readonly catalog: string;
+  readonly schema: string;
+  readonly name: string;
+}
+
+/** Everything a query names, read from the serialized tree (the allow-list checks these). */
+export interface QueryReferences {
+  /** Scalar, aggregate and window functions and operators, lower-case. */
+  readonly functions: string[];
+  /** Functions in FROM (`range(10)`), lower-case. */
+  readonly tableFunctions: string[];
+  readonly relations: TableReference[];
+  /** `SHOW x` targets without a query (`SHOW TABLES`), unquoted. */
+  readonly shows: string[];
+}
 
 export type ParseResult =
   | { kind: 'syntax-error'; message: string }
-  | { kind: 'parsed'; statementCount: number; isSelect: boolean; tables: string[]; functions: string[] };
+  | { kind: 'parsed'; statementCount: number; isSelect: boolean; tables: string[]; references: QueryReferences };
 
 export interface SqlParser {
   parse(sql: string): Promise<ParseResult>;
+  /** Names of the engine's own views and tables (`pg_settings`, `duckdb_tables`, …), lower-case. */
+  readonly engineRelations: ReadonlySet<string>;
   close(): void;
 }
 
@@ -24,16 +46,16 @@ interface SerializedSql {
 }
 
 export async function createSqlParser(): Promise<SqlParser> {
-  const instance = await DuckDBInstance.create(':memory:', {
-    autoinstall_known_extensions: 'false',
-    autoload_known_extensions: 'false',
-    threads: '1',
-  });
+  const instance = await DuckDBInstance.create(
+    ':memory:',
+    await lockedInstanceOptions({ memoryLimit: '256MB', threads: 1, maxTempSize: '0B' }),
+  );
   const setup = await instance.connect();
-  await setup.run('SET enable_external_access = false');
-  await setup.run('SET lock_configuration = true');
+  const engineRelations = await listEngineRelations(setup);
+  await lockDown(setup);
   setup.closeSync();
   return {
+    engineRelations,
     async parse(sql) {
       // One connection per call: a DuckDB connection runs one statement at a time.
       const connection = await instance.connect();
@@ -54,35 +76,54 @@ async function parseOn(connection: DuckDBConnection, sql: string): Promise<Parse
   // DESCRIBE, SUMMARIZE, VALUES, TABLE x, FROM-first and PIVOT … IN (…) arrive as SELECT nodes.
   if (!serialized.error) {
     const statements = serialized.statements ?? [];
-    const functions = [...collectFunctionNames(statements, new Set<string>())];
+    const references = collectReferences(statements);
     const tables = statements.length === 1 ? [...connection.getTableNames(sql, false)] : [];
-    return { kind: 'parsed', statementCount: statements.length, isSelect: statements.length > 0, tables, functions };
+    return { kind: 'parsed', statementCount: statements.length, isSelect: statements.length > 0, tables, references };
   }
   // Not a plain SELECT list: the statement extractor tells a syntax error from a count of other statements.
   try {
     const statementCount = (await connection.extractStatements(sql)).count;
-    return { kind: 'parsed', statementCount, isSelect: false, tables: [], functions: [] };
+    return { kind: 'parsed', statementCount, isSelect: false, tables: [], references: collectReferences([]) };
   } catch (error) {
-    return { kind: 'syntax-error', message: parserMessage(error) };
+    return { kind: 'syntax-error', message: sanitizeEngineMessage(error instanceof Error ? error.message : String(error)) };
   }
 }
 
-/** Every `function_name` in the serialized tree: scalar, aggregate and table functions alike. */
-function collectFunctionNames(node: unknown, into: Set<string>): Set<string> {
-  if (Array.isArray(node)) {
-    for (const item of node) collectFunctionNames(item, into);
-  } else if (node && typeof node === 'object') {
-    for (const [key, value] of Object.entries(node)) {
-      if (key === 'function_name' && typeof value === 'string') into.add(value.toLowerCase());
-      else collectFunctionNames(value, into);
+/** Views and tables the engine brings along, in any schema (`pg_catalog`, `main`, `information_schema`). */
+async function listEngineRelations(connection: DuckDBConnection): Promise<ReadonlySet<string>> {
+  const reader = await connection.runAndReadAll(
+    "SELECT lower(view_name) FROM duckdb_views() WHERE internal UNION SELECT lower(table_name) FROM duckdb_tables() WHERE internal",
+  );
+  return new Set(reader.getRows().map((row) => String(row[0])));
+}
+
+type Node = Record<string, unknown>;
+const isNode = (value: unknown): value is Node => value !== null && typeof value === 'object' && !Array.isArray(value);
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const unquote = (name: string): string => name.replace(/^"(.*)"$/, '$1').replaceAll('""', '"');
+
+/** Every function, table function, relation and SHOW target anywhere in the serialized tree. */
+function collectReferences(statements: unknown[]): QueryReferences {
+  const found: QueryReferences = { functions: [], tableFunctions: [], relations: [], shows: [] };
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
     }
-  }
-  return into;
-}
-
-/** The parser's own words ("syntax error at or near …") help the user; the prefix does not. */
-function parserMessage(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  const firstLine = text.split('\n')[0] ?? '';
-  return firstLine.replace(/^Failed to extract statements:\s*/, '').replace(/^Parser Error:\s*/, '');
+    if (!isNode(node)) return;
+    if (node.type === 'TABLE_FUNCTION' && isNode(node.function)) {
+      found.tableFunctions.push(text(node.function.function_name).toLowerCase());
+      visit(node.function.children);
+      for (const [key, value] of Object.entries(node)) if (key !== 'function') visit(value);
+      return;
+    }
+    if (node.type === 'BASE_TABLE') {
+      found.relations.push({ catalog: text(node.catalog_name), schema: text(node.schema_name), name: text(node.table_name) });
+    }
+    if (node.type === 'SHOW_REF' && node.query === null) found.shows.push(unquote(text(node.table_name)));
+    if (typeof node.function_name === 'string') found.functions.push(node.function_name.toLowerCase());
+    for (const value of Object.values(node)) visit(value);
+  };
+  visit(statements);
+  return found;
 }

@@ -48,6 +48,8 @@ export function checkSqlText(sql: unknown): TextCheck {
       message: `SQL is too long: ${sql.length} characters, the limit is ${MAX_SQL_LENGTH.toLocaleString('en-US')}.`,
     };
   }
+  // A lone surrogate cannot reach the engine as UTF-8; say so instead of letting the binding fail.
+  if (!sql.isWellFormed()) return { ok: false, message: 'SQL must be valid Unicode text: it holds an unpaired surrogate.' };
   const op = disallowedOperation(sql);
   if (op) return { ok: false, message: `Disallowed operation: ${op}` };
   return { ok: true };

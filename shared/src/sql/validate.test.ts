@@ -56,6 +56,54 @@ describe('validateSql', () => {
     expect(await validateSql(sql, parser)).toEqual({ ok: false, reason: 'function', message: `Function not allowed: ${fn}` });
   });
 
+  it.each([
+    ['select * from enable_peg_parser()', 'Function not allowed: enable_peg_parser'],
+    ['select * from disable_peg_parser()', 'Function not allowed: disable_peg_parser'],
+    ['select * from checkpoint()', 'Function not allowed: checkpoint'],
+    ['select version()', 'Function not allowed: version'],
+    ["select current_setting('temp_directory')", 'Function not allowed: current_setting'],
+    ['select * from duckdb_databases()', 'Function not allowed: duckdb_databases'],
+    ["select getvariable('x')", 'Function not allowed: getvariable'],
+    ["select nextval('s')", 'Function not allowed: nextval'],
+    ['select * from pg_settings', 'Table not allowed: pg_settings'],
+    ['select name, value from pg_catalog.pg_settings', 'Table not allowed: pg_catalog.pg_settings'],
+    ['select * from pragma_database_list', 'Table not allowed: pragma_database_list'],
+    ['select * from duckdb_tables', 'Table not allowed: duckdb_tables'],
+    ['select * from system.main.duckdb_settings', 'Table not allowed: system.main.duckdb_settings'],
+    ['summarize pg_settings', 'Table not allowed: pg_settings'],
+    ['select * from information_schema.views', 'Table not allowed: information_schema.views'],
+    ['select * from (select * from range(3) r join pg_tables on true)', 'Table not allowed: pg_tables'],
+    ['select len(x) from (select version() as x)', 'Function not allowed: version'],
+  ])('refuses %j: not on the allow-list', async (sql, message) => {
+    expect(await validateSql(sql, parser)).toEqual({ ok: false, reason: 'function', message });
+  });
+
+  it.each([
+    "select upper(title), length(title), coalesce(authors, '?'), title ilike '%a%' from gutenberg where text_id between 1 and 9",
+    'select language, count(*), avg(text_id), string_agg(title, \', \'), list(title) from gutenberg group by all',
+    'select title, row_number() over (partition by language order by issued desc) from gutenberg qualify 1 = 1',
+    "select date_trunc('year', issued), strftime(issued, '%Y'), regexp_extract(title, '[0-9]+') from gutenberg",
+    'select * from range(3) r, unnest([1, 2]) u, generate_series(1, 2) g',
+    'select list_transform([1, 2], x -> x + 1), [1, 2][1], {a: 1}.a, nullif(1, 1), split_part(\'a b\', \' \', 1)',
+    'select table_name, column_name, data_type from information_schema.columns',
+    'select * from information_schema.tables',
+    'with x as (select 1 as a) select * from x',
+    'show tables',
+    'show databases',
+  ])('accepts a reader\'s query %j', async (sql) => {
+    expect(await validateSql(sql, parser)).toMatchObject({ ok: true });
+  });
+
+  it.each(['\uFFFD', '%FF', 'select \uD800', '\u00e9'])('refuses %j with a clean message, never "native callback"', async (sql) => {
+    const result = await validateSql(sql, parser);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.message).not.toMatch(/native callback|Failed to extract|Parser Error/);
+  });
+
+  it('accepts SELECT 1;; as one statement', async () => {
+    expect(await validateSql('SELECT 1;;', parser)).toMatchObject({ ok: true });
+  });
+
   it('applies the textual rules before parsing', async () => {
     expect(await validateSql("select 'drop'", parser)).toMatchObject({ message: 'Disallowed operation: DROP' });
   });

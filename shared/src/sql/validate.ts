@@ -3,26 +3,17 @@
  * anything). It sits on top of the runner's DuckDB sandbox, never instead of it (DECISIONS §6).
  */
 import { checkSqlText, ONLY_SELECT_MESSAGE } from './text-rules.ts';
-import type { SqlParser } from './parser.ts';
+import {
+  isAllowedFunction,
+  isAllowedInformationSchemaView,
+  isAllowedShow,
+  isAllowedTableFunction,
+} from './allow-list.ts';
+import type { QueryReferences, SqlParser, TableReference } from './parser.ts';
 
 export type Validation =
   | { ok: true; tables: string[] }
   | { ok: false; message: string; reason: 'text' | 'syntax' | 'statement' | 'function' };
-
-// Functions that reach outside the query's tables: files, other SQL text, or engine metadata that
-// holds paths and settings. The sandbox stops the file readers too; this list also stops the ones
-// the sandbox allows (`query()`, `duckdb_settings()` leaking paths). Names ending in `_` are prefixes.
-const DENIED_FUNCTIONS = [
-  'read_', 'parquet_', 'duckdb_', 'pragma_', 'sqlite_', 'postgres_', 'mysql_', 'iceberg_', 'delta_',
-  'glob', 'sniff_csv', 'query', 'query_table', 'current_setting', 'getenv', 'which_secret',
-  'checkpoint', 'force_checkpoint', 'st_read', 'json_execute_serialized_sql', 'sql_auto_complete',
-  'icu_calendar_names', 'test_all_types', 'enable_logging', 'disable_logging', 'truncate_duckdb_logs',
-] as const;
-
-export function deniedFunction(name: string): boolean {
-  const lower = name.toLowerCase();
-  return DENIED_FUNCTIONS.some((d) => (d.endsWith('_') ? lower.startsWith(d) : lower === d));
-}
 
 export async function validateSql(sql: unknown, parser: SqlParser): Promise<Validation> {
   const text = checkSqlText(sql);
@@ -39,7 +30,34 @@ export async function validateSql(sql: unknown, parser: SqlParser): Promise<Vali
     return { ok: false, message: 'Only one statement is allowed per query.', reason: 'statement' };
   }
   if (!parsed.isSelect) return { ok: false, message: ONLY_SELECT_MESSAGE, reason: 'statement' };
-  const denied = parsed.functions.find(deniedFunction);
-  if (denied) return { ok: false, message: `Function not allowed: ${denied}`, reason: 'function' };
+  const refused = refusedReference(parsed.references, parser.engineRelations);
+  if (refused) return { ok: false, message: refused, reason: 'function' };
   return { ok: true, tables: parsed.tables };
+}
+
+/** The first name the allow-list does not cover, as the message the user gets; undefined when all are covered. */
+export function refusedReference(references: QueryReferences, engineRelations: ReadonlySet<string>): string | undefined {
+  const fn = references.functions.find((name) => !isAllowedFunction(name));
+  if (fn !== undefined) return `Function not allowed: ${fn}`;
+  const tableFn = references.tableFunctions.find((name) => !isAllowedTableFunction(name));
+  if (tableFn !== undefined) return `Function not allowed: ${tableFn}`;
+  const relation = references.relations.find((r) => !isAllowedRelation(r, engineRelations));
+  if (relation) return `Table not allowed: ${[relation.catalog, relation.schema, relation.name].filter(Boolean).join('.')}`;
+  const show = references.shows.find((name) => !isAllowedShow(name));
+  if (show !== undefined) return `Table not allowed: ${show}`;
+  return undefined;
+}
+
+/**
+ * Our tables, the caller's sheets and the query's own CTEs are unqualified names (or `main.x`).
+ * Other catalogs and schemas, and the engine's own views (`pg_settings`, `duckdb_tables`), are
+ * refused; of `information_schema`, the views that show only what the query could read anyway.
+ * A file path as a table name is left to the sandbox, which refuses every file.
+ */
+function isAllowedRelation(relation: TableReference, engineRelations: ReadonlySet<string>): boolean {
+  const schema = relation.schema.toLowerCase();
+  if (relation.catalog !== '') return false;
+  if (schema === 'information_schema') return isAllowedInformationSchemaView(relation.name);
+  if (schema !== '' && schema !== 'main') return false;
+  return !engineRelations.has(relation.name.toLowerCase());
 }

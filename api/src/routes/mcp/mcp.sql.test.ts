@@ -28,4 +28,21 @@ describe('MCP run_sql', () => {
     await client.close();
     await api.close();
   });
+
+  it('reports an engine error once as "Query failed: …", without a doubled prefix, and charges nothing', async () => {
+    const api = await stack.ctx.start({ config: { QUERY_RUNNER_URLS: stack.runner.url, DATA_DIR: stack.runner.dataDir } });
+    const { apiKey, accountId } = await api.account();
+    const client = new Client({ name: 'uda-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp?token=${apiKey}`)));
+    const failed = (await client.callTool({ name: 'run_sql', arguments: { sql: 'SELECT no_such_column FROM gutenberg' } })) as {
+      content: { text: string }[];
+      isError?: boolean;
+    };
+    expect(failed.isError).toBe(true);
+    expect(failed.content[0]!.text).toMatch(/^Query failed: .*no_such_column/);
+    expect(failed.content[0]!.text).not.toMatch(/Query failed: Query failed/);
+    expect(await api.services.accounts.balance(accountId)).toBe(5_000_000);
+    await client.close();
+    await api.close();
+  });
 });

@@ -1,0 +1,5 @@
+/** `@uda/shared/duckdb`: the one DuckDB lock-down and the one interrupt deadline. */
+export { lockDown, lockedInstanceOptions, quoteIdent, quoteLiteral } from './lockdown.ts';
+export type { EngineLimits } from './lockdown.ts';
+export { DeadlineExceeded, withDeadline } from './deadline.ts';
+export { OUT_OF_MEMORY_MESSAGE, sanitizeEngineMessage } from './engine-text.ts';
