@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/.data/**', 'coverage/**', 'k8s/**', 'charts/**'] },
+  { ignores: ['**/node_modules/**', '**/.data/**', 'coverage/**', 'k8s/**', 'charts/**', 'dashboard/dist/**', 'test-output/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -23,6 +23,11 @@ export default tseslint.config(
         { object: 'process', property: 'env', message: 'Read process.env only in a config module.' },
       ],
     },
+  },
+  {
+    // The dashboard runs in the browser (DECISIONS §10).
+    files: ['dashboard/src/**'],
+    languageOptions: { globals: { ...globals.browser } },
   },
   {
     files: ['**/config.ts', '**/main.ts', 'scripts/**', '**/*.test.ts', '**/test/**', '**/bench/**'],
