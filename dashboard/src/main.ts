@@ -50,8 +50,9 @@ function showSignIn(): void {
     const answer = await call(path, { json: { email: email.value, password: password.value } });
     if (!answer.ok) return feedback.say(messageOf(answer), 'error');
     welcome = path === '/signup';
-    location.hash = '#/keys';
-    await start();
+    // Changing the hash renders the page through the hashchange listener; render here only when it is already the keys page.
+    if (location.hash !== '#/keys') location.hash = '#/keys';
+    else await start();
   };
   document.title = 'Sign in · Unified Data API';
   replace(

@@ -16,6 +16,7 @@ import { datasetRoutes } from '../routes/datasets/routes.ts';
 import { queryRoutes } from '../routes/query/routes.ts';
 import { setStyle } from '../request-context.ts';
 import type { Services } from '../services.ts';
+import { sqlNameOf } from '../sheets/names.ts';
 import { listDatasets } from '../sheets/store.ts';
 import { type AuthDeps, signIn, signUp } from './auth.ts';
 import { clearSessionCookie, sessionIdOf, setSessionCookie } from './cookies.ts';
@@ -166,7 +167,7 @@ export function sessionRouter(services: Services, options: SessionRouterOptions 
     res.json({
       status: 'success',
       tables: SOURCES.flatMap((s) => s.tables.map((t) => ({ name: t.name, source: s.id, description: t.description, columns: [] as unknown[] }))),
-      sheets: sheets.map((d) => ({ name: d.slug, id: d.id, columns: d.columns ?? [] })),
+      sheets: sheets.map((d) => ({ slug: d.slug, table: sqlNameOf(d.slug), columns: d.columns ?? [] })),
     });
   });
 

@@ -11,7 +11,7 @@ import { formatCell } from './sheets.ts';
 
 interface Tables {
   tables: { name: string; source: string; description: string }[];
-  sheets: { name: string; id: string; columns: { name: string; type: string }[] }[];
+  sheets: { slug: string; table: string; columns: { name: string; type: string }[] }[];
 }
 
 interface QueryAnswer {
@@ -31,8 +31,8 @@ export async function sqlPage(): Promise<HTMLElement> {
   const editor = h('textarea', { id: 'sql', rows: 6, spellcheck: 'false' });
   editor.value = 'SELECT title, authors FROM gutenberg LIMIT 5';
 
-  /** The sheets the SQL names, as `datasetIds`: only those are loaded for the query. */
-  const sheetsIn = (sql: string) => catalog.sheets.filter((s) => new RegExp(`\\b${s.name.replace(/[^a-z0-9_]/gi, '')}\\b`, 'i').test(sql)).map((s) => s.name);
+  /** The sheets the SQL names (by table name), as `datasetIds` slugs: only those are loaded for the query. */
+  const sheetsIn = (sql: string) => catalog.sheets.filter((s) => sql.toLowerCase().includes(s.table.toLowerCase())).map((s) => s.slug);
 
   const snippets = () => {
     const sql = editor.value;
@@ -83,7 +83,7 @@ export async function sqlPage(): Promise<HTMLElement> {
   };
 
   const use = (name: string) => () => {
-    editor.value = `SELECT * FROM ${name} LIMIT 10`;
+    editor.value = `SELECT * FROM ${quoteName(name)} LIMIT 10`;
     editor.focus();
   };
   const browser = h(
@@ -93,7 +93,7 @@ export async function sqlPage(): Promise<HTMLElement> {
     h('ul', {}, ...catalog.tables.map((t) => h('li', {}, h('button', { type: 'button', class: 'link', onclick: use(t.name), 'aria-label': `Use table ${t.name}` }, t.name), h('p', { class: 'muted' }, t.description)))),
     h('h2', {}, 'Your sheets'),
     catalog.sheets.length
-      ? h('ul', {}, ...catalog.sheets.map((s) => h('li', {}, h('button', { type: 'button', class: 'link', onclick: use(s.name), 'aria-label': `Use sheet ${s.name}` }, s.name), h('p', { class: 'muted' }, s.columns.map((c) => `${c.name} ${c.type}`).join(', ')))))
+      ? h('ul', {}, ...catalog.sheets.map((s) => h('li', {}, h('button', { type: 'button', class: 'link', onclick: use(s.table), 'aria-label': `Use sheet ${s.table}` }, s.table), h('p', { class: 'muted' }, s.columns.map((c) => `${c.name} ${c.type}`).join(', ')))))
       : h('p', { class: 'muted' }, 'Ready sheets appear here.'),
   );
 
@@ -114,4 +114,9 @@ export async function sqlPage(): Promise<HTMLElement> {
       snippetArea,
     ),
   );
+}
+
+/** Sheet slugs may hold hyphens: quote any name that is not a plain identifier. */
+export function quoteName(name: string): string {
+  return /^[a-z_][a-z0-9_]*$/i.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
 }
