@@ -43,6 +43,8 @@ export function buildApp(services: Services, options: AppOptions = {}): Express 
   app.use('/dashboard', dashboardHeaders());
   app.use('/dashboard/api', express.json({ limit: '1mb' }), sessionRouter(services));
   app.use('/dashboard', dashboardStatic());
+  // Nothing else lives under /dashboard: without this, `/dashboard/x` would reach the lookup routes.
+  app.use('/dashboard', notFound());
   app.use(cors({ origins: config.CORS_ORIGINS.split(',').map((o) => o.trim()) }));
   app.use(burstLimit({ counter: counters.burst, points: limits.burst.points, metrics }));
   app.use(express.json({ limit: '1mb' }));

@@ -190,6 +190,15 @@ describe('CSRF and the boundary between session and API routes', () => {
   });
 });
 
+describe('paths under /dashboard', () => {
+  it('an unknown dashboard path is a 404, never a lookup', async () => {
+    for (const path of ['/dashboard/api/nope', '/dashboard/nope']) {
+      const res = await fetch(`${api.url}${path}`, { method: 'POST' });
+      expect({ path, status: res.status }).toEqual({ path, status: 404 });
+    }
+  });
+});
+
 describe('keys through the session', () => {
   it('create, reveal, replace and revoke: only the newest key resolves, and after revoke none does', async () => {
     const browser = await signUp();
