@@ -232,6 +232,34 @@ describe('keys through the session', () => {
   });
 });
 
+describe('usage and the ledger', () => {
+  it('shows charges and refunds newest first, paged, and spend per day per source net of refunds', async () => {
+    const browser = await signUp();
+    const session = (await (await get('/session', browser)).json()) as { email: string };
+    const user = await ctx.db('dashboard_users').where({ email: session.email }).first('account_id');
+    const accountId = user.account_id as string;
+    const item = (source: string, rows: number, costPerRowMicro: number) => ({ source, rows, costPerRowMicro, costMicro: rows * costPerRowMicro });
+    for (let i = 0; i < 21; i++) {
+      await api.services.accounts.charge({ accountId, amountMicro: 5_000, idempotencyKey: `t:${accountId}:${i}`, breakdown: [item('gutenberg', 1, 5_000)] });
+    }
+    await api.services.accounts.charge({ accountId, amountMicro: 75_000, idempotencyKey: `t:${accountId}:wiki`, breakdown: [item('wiki', 3, 25_000)] });
+    await api.services.accounts.refund(`t:${accountId}:wiki`);
+    const first = (await (await get('/ledger?page=0', browser)).json()) as { entries: { kind: string; amount_micro: number }[]; has_more: boolean };
+    expect(first.entries).toHaveLength(20);
+    expect(first.entries[0]).toMatchObject({ kind: 'refund', amount_micro: -75_000 });
+    expect(first.entries[1]).toMatchObject({ kind: 'charge', amount_micro: 75_000 });
+    expect(first.has_more).toBe(true);
+    const second = (await (await get('/ledger?page=1', browser)).json()) as { entries: unknown[]; has_more: boolean };
+    expect(second).toMatchObject({ has_more: false });
+    expect(second.entries).toHaveLength(3);
+    const usage = (await (await get('/usage', browser)).json()) as { spend_by_day: { source: string; cost_micro: number }[]; balance_micro: number };
+    const bySource: Record<string, number> = {};
+    for (const d of usage.spend_by_day) bySource[d.source] = (bySource[d.source] ?? 0) + d.cost_micro;
+    expect(bySource).toEqual({ gutenberg: 21 * 5_000, wiki: 0 });
+    expect(usage.balance_micro).toBe(MONTHLY_GRANT_MICRO_USD.free - 21 * 5_000);
+  });
+});
+
 describe('payment requests', () => {
   it('records upgrade and top-off requests that change nothing until an operator approves them, once', async () => {
     const browser = await signUp();
