@@ -144,8 +144,18 @@ async function journey(): Promise<void> {
   expect(await sql(key)).toBe(401);
   expect(await lookup(replacement)).toEqual({ status: 200, account_state: 'authenticated' });
 
+  // Keyboard: the dialog takes focus, Escape closes it without revoking, and focus goes back.
+  await page.getByRole('button', { name: 'Revoke' }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('dialog').waitFor();
+  expect(await page.evaluate('document.activeElement.closest("dialog") !== null')).toBe(true);
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'detached' });
+  expect(await page.evaluate('document.activeElement.textContent')).toBe('Revoke');
+  expect(await lookup(replacement)).toEqual({ status: 200, account_state: 'authenticated' });
+
   // Revoke: the page says calls now run as anonymous, and they do.
-  await page.getByRole('button', { name: 'Revoke' }).click();
+  await page.getByRole('button', { name: 'Revoke', exact: true }).click();
   await page.getByRole('button', { name: 'Revoke key' }).click();
   await page.getByText('Key revoked. Calls with it now run as anonymous').waitFor();
   expect(await lookup(replacement)).toEqual({ status: 200, account_state: 'anonymous' });
