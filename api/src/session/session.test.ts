@@ -175,6 +175,18 @@ describe('CSRF and the boundary between session and API routes', () => {
     expect(((await (await get('/keys', browser)).json()) as { keys: unknown[] }).keys).toEqual([]);
   });
 
+  it('gives other origins no CORS access to the session routes, so no page elsewhere can read the CSRF token', async () => {
+    const browser = await signUp();
+    const read = await get('/session', browser, { origin: 'https://elsewhere.example' });
+    expect(read.headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = await fetch(`${api.url}/dashboard/api/keys`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://elsewhere.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-csrf-token' },
+    });
+    expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+    expect(preflight.headers.get('access-control-allow-headers')).toBeNull();
+  });
+
   it('session routes never accept an API key, and API routes never accept the session cookie', async () => {
     const { apiKey } = await api.account();
     expect((await get('/keys', {}, { authorization: `Bearer ${apiKey}` })).status).toBe(401);
