@@ -61,6 +61,8 @@ export class SessionStore {
 
   /** A new session; returns the plain id for the cookie (never stored). */
   async createSession(userId: string, now = new Date()): Promise<string> {
+    // Expired sessions are useless; drop the user's old ones whenever a new one starts.
+    await this.#db('dashboard_sessions').where({ user_id: userId }).andWhere('expires_at', '<=', now).delete();
     const id = randomBytes(32).toString('base64url');
     await this.#db('dashboard_sessions').insert({
       id_hash: sha256(id),
