@@ -178,6 +178,10 @@ async function journey(): Promise<void> {
   await page.getByRole('button', { name: 'Search', exact: true }).click();
   await page.getByText('1 matching rows').waitFor();
   await page.getByRole('cell', { name: 'Grace, H.' }).waitFor();
+  // Replace the file: the sheet goes back to processing, then ready with the new rows.
+  await page.locator('tbody input[type=file]').setInputFiles({ name: 'more.csv', mimeType: 'text/csv', buffer: Buffer.from(`${SALES_CSV}4,1.00,Barbara\n`) });
+  await page.getByRole('cell', { name: '4', exact: true }).waitFor({ timeout: 20_000 });
+  await page.locator('.badge.ready').waitFor({ timeout: 20_000 });
   await shot('sheets');
 
   // SQL console: a public table costs credit the first time and is cached (free) the second.
@@ -203,6 +207,12 @@ async function journey(): Promise<void> {
   await page.getByRole('heading', { name: 'Usage and credit' }).waitFor();
   await page.getByRole('cell', { name: 'charge' }).first().waitFor();
   await shot('usage');
+
+  // Delete the sheet.
+  await page.getByRole('link', { name: 'Sheets' }).click();
+  await page.getByRole('button', { name: `Delete ${SHEET_XSS}` }).click();
+  await page.getByRole('button', { name: 'Delete sheet' }).click();
+  await page.getByText('No sheets yet.').waitFor();
 
   // Sign out ends the session.
   await page.getByRole('button', { name: 'Sign out' }).click();
