@@ -49,7 +49,7 @@ export async function sheetsPage(): Promise<HTMLElement> {
       listArea,
       sheets.length
         ? table(
-            ['Name', 'Table', 'Status', 'Rows', 'Columns', 'Updated', 'Actions'],
+            ['Name', 'Slug', 'Status', 'Rows', 'Columns', 'Updated', 'Actions'],
             sheets.map((s) => [
               s.name,
               h('code', {}, s.slug),
