@@ -27,7 +27,7 @@ const workspaceBoundaries = WORKSPACES.map((workspace) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/.data/**', 'coverage/**', 'k8s/**', 'charts/**', 'api/test/generated/**'] },
+  { ignores: ['**/node_modules/**', '**/.data/**', 'coverage/**', 'k8s/**', 'charts/**', 'api/test/generated/**', 'dashboard/dist/**', 'test-output/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -52,6 +52,11 @@ export default tseslint.config(
     },
   },
   ...workspaceBoundaries,
+  {
+    // The dashboard runs in the browser (DECISIONS §10).
+    files: ['dashboard/src/**'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
   {
     files: ['**/config.ts', '**/main.ts', 'scripts/**', '**/*.test.ts', '**/test/**', '**/bench/**'],
     rules: { 'no-restricted-properties': 'off' },

@@ -1,6 +1,8 @@
 /**
  * The README's run command: `npm start` on a fresh data folder builds the exports, starts the
- * runner and the API, prints a working demo key, and stops cleanly on SIGTERM.
+ * runner and the API, prints a working demo key and the dashboard's address, and stops cleanly on
+ * SIGTERM. In real Chromium, a new user goes from the printed dashboard address to a working key
+ * without the admin CLI.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -8,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
+import { launchChromium } from '../test/support/browser.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 let dataDir: string | undefined;
@@ -25,7 +28,7 @@ afterAll(async () => {
 });
 
 describe('npm start', () => {
-  it('serves the API on embedded defaults with a demo key, then stops on SIGTERM', async () => {
+  it('serves the API on embedded defaults with a demo key and a dashboard where a new user gets a working key, then stops on SIGTERM', async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'uda-start-'));
     const [port, metrics, admin, runner] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const child = spawn(join(ROOT, 'node_modules/.bin/node'), [join(ROOT, 'scripts/start.ts')], {
@@ -44,17 +47,47 @@ describe('npm start', () => {
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    for (let i = 0; i < 600 && !output.includes('is running'); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(output).toContain(`API            http://127.0.0.1:${port}`);
-
-    const key = /Bearer (service_[0-9A-Za-z]{40,})/.exec(output)?.[1];
-    expect(key).toBeDefined();
-    const usage = await fetch(`http://127.0.0.1:${port}/api/v1/auth/usage`, { headers: { Authorization: `Bearer ${key}` } });
-    expect(usage.status).toBe(200);
-    expect(await usage.json()).toMatchObject({ account_state: 'authenticated' });
-    expect((await fetch(`http://127.0.0.1:${runner}/readyz`)).status).toBe(200);
-
-    child.kill('SIGTERM');
+    try {
+      await checkRunning(() => output, { port, runner });
+    } finally {
+      // Stop the service even when a check failed, so a failure never leaves it running.
+      child.kill('SIGTERM');
+    }
     expect(await exited).toBe(0);
-  });
+  }, 240_000);
 });
+
+/** The service `npm start` printed answers: the demo key, the runner, and the dashboard up to a working key. */
+async function checkRunning(outputOf: () => string, { port, runner }: { port: number; runner: number }): Promise<void> {
+  let output = outputOf();
+  for (let i = 0; i < 1800 && !output.includes('is running'); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    output = outputOf();
+  }
+  expect(output).toContain(`API            http://127.0.0.1:${port}`);
+
+  const key = /Bearer (service_[0-9A-Za-z]{40,})/.exec(output)?.[1];
+  expect(key).toBeDefined();
+  const usage = await fetch(`http://127.0.0.1:${port}/api/v1/auth/usage`, { headers: { Authorization: `Bearer ${key}` } });
+  expect(usage.status).toBe(200);
+  expect(await usage.json()).toMatchObject({ account_state: 'authenticated' });
+  expect((await fetch(`http://127.0.0.1:${runner}/readyz`)).status).toBe(200);
+
+  const dashboard = /dashboard +(http:\S+)/.exec(output)?.[1];
+  expect(dashboard).toBe(`http://127.0.0.1:${port}/dashboard/`);
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    await page.goto(dashboard as string);
+    await page.getByLabel('Email').fill('first@example.com');
+    await page.getByLabel('Password').fill('a long enough password');
+    await page.getByRole('button', { name: 'Sign up' }).click();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const own = (await page.getByLabel('Full API key').textContent()) ?? '';
+    const lookup = await fetch(`http://127.0.0.1:${port}/books/the%20art%20of%20war`, { headers: { Authorization: `Bearer ${own}` } });
+    expect(lookup.status).toBe(200);
+    expect(await lookup.json()).toMatchObject({ account_state: 'authenticated', data: { source: 'gutenberg' } });
+  } finally {
+    await browser.close();
+  }
+}

@@ -4,6 +4,7 @@
  * process, then the API, and prints where everything is. Ctrl-C or SIGTERM stops both gracefully.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { commonEnv, envPort, loadConfigOrExit, parseConfig } from '@uda/shared/config';
@@ -45,6 +46,15 @@ async function exportIfMissing(): Promise<void> {
   if (code !== 0) throw new Error('the export build failed; see the log above');
 }
 
+/** The dashboard is static files the API serves; build them once when they are missing. */
+async function buildDashboardIfMissing(): Promise<void> {
+  if (existsSync(join(ROOT, 'dashboard/dist/index.html'))) return;
+  console.error('[start] building the dashboard (Vite)');
+  const child = spawn(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn'], { cwd: join(ROOT, 'dashboard'), stdio: 'inherit' });
+  const code: number | null = await new Promise((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error('the dashboard build failed; see the log above');
+}
+
 async function waitReady(url: string, what: string, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -68,6 +78,7 @@ process.once('SIGTERM', () => void stop(0));
 
 try {
   await exportIfMissing();
+  await buildDashboardIfMissing();
   const runnerUrl = `http://127.0.0.1:${config.RUNNER_PORT}`;
   run('query-runner', 'query-runner/src/main.ts', { RUNNER_PORT: String(config.RUNNER_PORT), RUNNER_METRICS_PORT: '' });
   await waitReady(`${runnerUrl}/readyz`, 'the query-runner');
@@ -83,6 +94,7 @@ try {
       '',
       'Unified Data API is running on embedded defaults:',
       `  API            http://127.0.0.1:${config.PORT}   (try: curl http://127.0.0.1:${config.PORT}/api/v1/auth/usage)`,
+      `  dashboard      http://127.0.0.1:${config.PORT}/dashboard/   (sign up, get a key, usage, sheets, SQL console)`,
       `  health/metrics http://127.0.0.1:${config.METRICS_PORT}/readyz  /metrics`,
       `  admin API      http://127.0.0.1:${config.ADMIN_PORT}   (npm run admin -- account create --email you@example.com --tier free)`,
       `  query-runner   ${runnerUrl}   (internal)`,

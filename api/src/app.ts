@@ -2,6 +2,8 @@
  * The public Express app, built from services (so tests can start it on port 0). Order per
  * DECISIONS §1 and SPEC Limits: request id → access log → helmet → CORS → burst limit → per route:
  * authentication → route limits → metering → handler → unknown path → error handler.
+ * The dashboard (DECISIONS §10) sits before CORS and the burst limit: it is same-origin only, its
+ * static files should not spend a caller's burst allowance, and its sign-in has its own limits.
  */
 import express, { type Express } from 'express';
 import helmet from 'helmet';
@@ -13,6 +15,8 @@ import { requestId } from './middleware/request-id/index.ts';
 import { apiRoutes, registerRoutes } from './routes/index.ts';
 import type { RouteDef } from './routes/types.ts';
 import type { Services } from './services.ts';
+import { sessionRouter } from './session/routes.ts';
+import { dashboardHeaders, dashboardStatic } from './session/static.ts';
 
 export interface AppOptions {
   /** Extra routes mounted with the same chain (tests, benchmarks). */
@@ -36,6 +40,11 @@ export function buildApp(services: Services, options: AppOptions = {}): Express 
       crossOriginResourcePolicy: { policy: 'cross-origin' },
     }),
   );
+  app.use('/dashboard', dashboardHeaders());
+  app.use('/dashboard/api', express.json({ limit: '1mb' }), sessionRouter(services));
+  app.use('/dashboard', dashboardStatic());
+  // Nothing else lives under /dashboard: without this, `/dashboard/x` would reach the lookup routes.
+  app.use('/dashboard', notFound());
   app.use(cors({ origins: config.CORS_ORIGINS.split(',').map((o) => o.trim()) }));
   app.use(burstLimit({ counter: counters.burst, points: limits.burst.points, metrics }));
   app.use(express.json({ limit: '1mb' }));

@@ -84,6 +84,28 @@ describe('embedded default and admin CLI', () => {
     expect(((await old.json()) as { account_state: string }).account_state).toBe('anonymous');
   });
 
+  it('approves a dashboard upgrade request with the CLI, once (embedded default: PGlite)', async () => {
+    const signup = await fetch(`${running.url}/dashboard/api/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'pay@example.com', password: 'a long enough password' }),
+    });
+    expect(signup.status).toBe(201);
+    const cookie = (signup.headers.getSetCookie()[0] ?? '').split(';')[0] as string;
+    const session = (await (await fetch(`${running.url}/dashboard/api/session`, { headers: { cookie } })).json()) as { csrf_token: string };
+    const asked = await fetch(`${running.url}/dashboard/api/payments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': session.csrf_token },
+      body: JSON.stringify({ kind: 'upgrade', tier: 'pro' }),
+    });
+    const { request } = (await asked.json()) as { request: { id: string; account_id: string } };
+    expect(await admin('payments', 'list')).toEqual({ pending: [expect.objectContaining({ id: request.id, kind: 'upgrade', tier: 'pro', status: 'pending' })] });
+    expect(await admin('payments', 'approve', '--request', request.id)).toMatchObject({ request: { status: 'approved' }, account: { tier: 'pro', grant_usd: 99 } });
+    // A second approval changes nothing: the CLI exits non-zero with the admin API's 404.
+    await expect(admin('payments', 'approve', '--request', request.id)).rejects.toThrow(`No pending payment request ${request.id}.`);
+    expect(await admin('payments', 'list')).toEqual({ pending: [] });
+  });
+
   it('charges on PGlite through the same single-statement ledger', async () => {
     const { accounts, ledger } = running.services;
     const account = await accounts.create({ email: 'pglite@example.com', tier: 'free' });

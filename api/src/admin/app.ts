@@ -13,6 +13,7 @@ import { errorHandler, notFound } from '../errors/handler.ts';
 import { TIERS } from '../limits.ts';
 import { parseUsd, usdNumber } from '../money.ts';
 import type { Services } from '../services.ts';
+import { OperatorApprovalPayments } from '../session/payments.ts';
 
 const tier = z.enum(TIERS as ['free', 'developer', 'pro']);
 const usd = z.union([z.string(), z.number()]).transform((v, ctx) => {
@@ -111,6 +112,20 @@ export function buildAdminApp(services: Services): Express {
   app.get('/admin/accounts/:id/keys', async (req, res) => {
     await account(req.params.id);
     res.json({ keys: await keys.list(req.params.id) });
+  });
+  // The dashboard's upgrade and top-off requests (DECISIONS §10): an operator approves or rejects them.
+  const payments = new OperatorApprovalPayments(services.db, accounts);
+  app.get('/admin/payments', async (_req, res) => {
+    res.json({ pending: await payments.pending() });
+  });
+  app.post('/admin/payments/:id/:decision', async (req, res) => {
+    const { id, decision } = req.params;
+    if (decision !== 'approve' && decision !== 'reject') throw new ApiError(ErrorCode.ADMIN_NOT_FOUND, { message: `Unknown decision ${decision}.` });
+    const decided = decision === 'approve' ? await payments.approve(id) : await payments.reject(id);
+    if (!decided) throw new ApiError(ErrorCode.ADMIN_NOT_FOUND, { message: `No pending payment request ${id}.` });
+    // A tier change must reach the keys this process has cached.
+    keys.forget();
+    res.json({ request: decided, account: showAccount(await account(decided.account_id)) });
   });
   app.use(notFound());
   app.use(function accountNotFound(err: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) {

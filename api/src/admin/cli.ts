@@ -17,7 +17,10 @@ export const USAGE = `Usage: npm run admin -- <command>
   credits set --account ID --usd N
   key create --account ID --name N
   key revoke --account ID
-  key list --account ID`;
+  key list --account ID
+  payments list
+  payments approve --request ID
+  payments reject --request ID`;
 
 interface Call {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -30,7 +33,7 @@ export function toCall(argv: readonly string[]): Call {
   const { positionals, values } = parseArgs({
     args: [...argv],
     allowPositionals: true,
-    options: { email: { type: 'string' }, tier: { type: 'string' }, account: { type: 'string' }, usd: { type: 'string' }, name: { type: 'string' } },
+    options: { email: { type: 'string' }, tier: { type: 'string' }, account: { type: 'string' }, usd: { type: 'string' }, name: { type: 'string' }, request: { type: 'string' } },
   });
   const need = (name: keyof typeof values): string => {
     const value = values[name];
@@ -55,6 +58,12 @@ export function toCall(argv: readonly string[]): Call {
       return { method: 'DELETE', path: `${acct()}/keys/active` };
     case 'key list':
       return { method: 'GET', path: `${acct()}/keys` };
+    case 'payments list':
+      return { method: 'GET', path: '/admin/payments' };
+    case 'payments approve':
+      return { method: 'POST', path: `/admin/payments/${encodeURIComponent(need('request'))}/approve` };
+    case 'payments reject':
+      return { method: 'POST', path: `/admin/payments/${encodeURIComponent(need('request'))}/reject` };
     default:
       throw new Error(USAGE);
   }

@@ -65,6 +65,12 @@ export function bodyFor(error: ApiError, ctx: BodyContext): Body {
     case ErrorCode.QUERY_RESULT_TOO_LARGE:
     case ErrorCode.QUERY_BUSY:
     case ErrorCode.QUERY_BACKEND_UNAVAILABLE:
+    case ErrorCode.SESSION_REQUIRED:
+    case ErrorCode.CSRF_REJECTED:
+    case ErrorCode.SIGNIN_FAILED:
+    case ErrorCode.SIGNIN_RATE_LIMITED:
+    case ErrorCode.EMAIL_TAKEN:
+    case ErrorCode.REAUTH_REQUIRED:
       return { status: 'error', message: error.message, code: error.code };
     case ErrorCode.DATASET_NOT_FOUND:
     case ErrorCode.DATASET_FORBIDDEN:

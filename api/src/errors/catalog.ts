@@ -17,6 +17,7 @@ export interface ErrorEntry {
 const LOOKUP = 'lookup envelope `{status, account_state, data: {error, code}}`';
 const FLAT = 'flat `{status, message}`';
 const SQL = 'flat with `code`: `{status, message, code}`';
+const SESSION = 'flat with `code` (internal dashboard routes only)';
 
 export const ERROR_CATALOG: Readonly<Record<ErrorCode, ErrorEntry>> = {
   NOT_FOUND_PATH: { when: 'No route has this path and method.', action: 'Check the path against /docs; lookups are `/{source}/{keywords}` with exactly two segments.', shape: '`{error: "Not Found", message}`' },
@@ -30,6 +31,12 @@ export const ERROR_CATALOG: Readonly<Record<ErrorCode, ErrorEntry>> = {
   SHEET_LIMIT_EXCEEDED: { when: 'The account made 1,000 connected-sheet requests this UTC day.', action: 'Wait `Retry-After` seconds (until UTC midnight).', shape: FLAT },
   INVALID_INPUT: { when: 'A parameter, path segment or body is malformed: an unsupported source, bad keywords or `limit`, an unknown export format or table, a bad upload.', action: 'Fix the request as the message says; retrying unchanged gives the same answer.', shape: `lookup envelope \`{status, account_state, data: {error}}\` on lookups, ${FLAT} elsewhere` },
   REQUEST_TOO_LARGE: { when: 'The request line and headers pass 9 × 10,000 + 32 KiB bytes (the room every SQL text within 10,000 characters needs in `?sql=`).', action: 'Send long SQL in the body of `POST /api/v1/query`.', shape: FLAT },
+  SESSION_REQUIRED: { when: 'A dashboard session route (internal, not part of the public API) without a signed-in session.', action: 'Sign in to the dashboard.', shape: SESSION },
+  CSRF_REJECTED: { when: 'A state-changing dashboard session route without the session\'s CSRF token.', action: 'Reload the dashboard page and retry.', shape: SESSION },
+  SIGNIN_FAILED: { when: 'Dashboard sign-in with a wrong email or password.', action: 'Check the email and password.', shape: SESSION },
+  SIGNIN_RATE_LIMITED: { when: 'Too many dashboard sign-in or sign-up attempts from one IP or for one email.', action: 'Wait a few minutes.', shape: SESSION },
+  EMAIL_TAKEN: { when: 'Dashboard sign-up with an email that already has an account.', action: 'Sign in instead.', shape: SESSION },
+  REAUTH_REQUIRED: { when: 'Reveal on the dashboard when the sign-in is more than a few minutes old.', action: 'Enter the password again.', shape: SESSION },
   INTERNAL_ERROR: { when: 'An unexpected failure inside the service. The body never carries internal text; `X-Request-Id` identifies it in the logs.', action: 'Retry later; report the `X-Request-Id` if it persists.', shape: '`{error: {message: "Internal Server Error"}}`, or the lookup envelope with `data.code`' },
   ADMIN_UNAUTHORIZED: { when: 'The admin API (private port) without the admin token.', action: 'Operators only: send the admin bearer token.', shape: FLAT },
   ADMIN_NOT_FOUND: { when: 'The admin API names an account or key that does not exist.', action: 'Operators only: check the id.', shape: FLAT },

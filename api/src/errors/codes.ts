@@ -47,6 +47,13 @@ export const ErrorCode = {
   // Export downloads (DECISIONS §7): flat `{status, message}`.
   EXPORT_NOT_FOUND: 'EXPORT_NOT_FOUND',
   EXPORT_UNAVAILABLE: 'EXPORT_UNAVAILABLE',
+  // Dashboard session routes (DECISIONS §10, internal): flat `{status, message, code}`.
+  SESSION_REQUIRED: 'SESSION_REQUIRED',
+  CSRF_REJECTED: 'CSRF_REJECTED',
+  SIGNIN_FAILED: 'SIGNIN_FAILED',
+  SIGNIN_RATE_LIMITED: 'SIGNIN_RATE_LIMITED',
+  EMAIL_TAKEN: 'EMAIL_TAKEN',
+  REAUTH_REQUIRED: 'REAUTH_REQUIRED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -83,6 +90,12 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   UPLOAD_TOO_LARGE: 413,
   EXPORT_NOT_FOUND: 404,
   EXPORT_UNAVAILABLE: 503,
+  SESSION_REQUIRED: 401,
+  CSRF_REJECTED: 403,
+  SIGNIN_FAILED: 401,
+  SIGNIN_RATE_LIMITED: 429,
+  EMAIL_TAKEN: 409,
+  REAUTH_REQUIRED: 401,
 };
 
 /** Messages fixed by the spec or by DECISIONS, quoted exactly. */
@@ -104,6 +117,12 @@ export const MESSAGES = {
   DATASET_NOT_FOUND: 'Dataset not found.',
   QUERY_BACKEND_UNAVAILABLE: 'The query service is temporarily unavailable. Nothing was charged; please retry.',
   EXPORT_UNAVAILABLE: 'The export store is temporarily unavailable. Nothing was charged; please retry.',
+  SESSION_REQUIRED: 'Sign in to the dashboard first.',
+  CSRF_REJECTED: 'Missing or wrong CSRF token. Reload the page and try again.',
+  SIGNIN_FAILED: 'Wrong email or password.',
+  SIGNIN_RATE_LIMITED: 'Too many sign-in attempts. Wait a few minutes and try again.',
+  EMAIL_TAKEN: 'An account with this email already exists. Sign in instead.',
+  REAUTH_REQUIRED: 'Enter your password again to reveal the key.',
 } as const;
 
 /** Extra facts some codes put in their body. */

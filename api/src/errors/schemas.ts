@@ -19,6 +19,13 @@ export const sqlError = z
   })
   .meta({ id: 'SqlError', description: 'A SQL failure: the flat shape with `code`.' });
 
+/** The dashboard's internal session routes (not in the public document): flat with `code`. */
+export const sessionError = z.strictObject({
+  status: z.literal('error'),
+  message: z.string(),
+  code: z.enum(['SESSION_REQUIRED', 'CSRF_REJECTED', 'SIGNIN_FAILED', 'SIGNIN_RATE_LIMITED', 'EMAIL_TAKEN', 'REAUTH_REQUIRED']),
+});
+
 export const lookupError = z
   .strictObject({
     status: z.literal('error'),
@@ -139,5 +146,12 @@ export function errorBodySchema(code: ErrorCode, style: ErrorStyle): z.ZodType {
     case 'EXPORT_UNAVAILABLE':
     case 'REQUEST_TOO_LARGE':
       return flatError;
+    case 'SESSION_REQUIRED':
+    case 'CSRF_REJECTED':
+    case 'SIGNIN_FAILED':
+    case 'SIGNIN_RATE_LIMITED':
+    case 'EMAIL_TAKEN':
+    case 'REAUTH_REQUIRED':
+      return sessionError;
   }
 }

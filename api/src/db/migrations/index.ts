@@ -6,12 +6,14 @@ import type { Knex } from 'knex';
 import * as datasets from '@uda/shared/db/datasets';
 import * as liveCopies from '@uda/shared/db/live-copies';
 import * as core from './0001_core.ts';
+import * as dashboard from './0005_dashboard.ts';
 
 /** Tables another workspace also uses live in `@uda/shared/db` (the exporter reads them). */
 const MIGRATIONS: readonly { name: string; module: Knex.Migration }[] = [
   { name: '0001_core', module: core },
   { name: '0002_live_copies', module: liveCopies },
   { name: '0003_datasets', module: datasets },
+  { name: '0005_dashboard', module: dashboard },
 ];
 
 export const migrationSource: Knex.MigrationSource<(typeof MIGRATIONS)[number]> = {

@@ -1,0 +1,117 @@
+/**
+ * The dashboard: sign-in, then four pages behind hash links (API keys, Usage, Sheets, SQL console).
+ * Plain TypeScript and the DOM; every piece of user text goes in as a text node.
+ */
+import './style.css';
+import { call, messageOf, setCsrfToken } from './api.ts';
+import { h, replace, status } from './dom.ts';
+import { keysPage } from './pages/keys.ts';
+import { sheetsPage } from './pages/sheets.ts';
+import { sqlPage } from './pages/sql.ts';
+import { usagePage } from './pages/usage.ts';
+
+interface SessionInfo {
+  email: string;
+  tier: string;
+  csrf_token: string;
+}
+
+export interface PageContext {
+  session: SessionInfo;
+  /** Set right after sign-up: the first page shows the quick start. */
+  welcome: boolean;
+}
+
+const PAGES: Record<string, { title: string; render: (ctx: PageContext) => Promise<HTMLElement> }> = {
+  keys: { title: 'API keys', render: keysPage },
+  usage: { title: 'Usage', render: usagePage },
+  sheets: { title: 'Sheets', render: sheetsPage },
+  sql: { title: 'SQL console', render: sqlPage },
+};
+
+const app = document.getElementById('app') as HTMLElement;
+let welcome = false;
+
+async function start(): Promise<void> {
+  const answer = await call<SessionInfo>('/session');
+  if (!answer.ok) return showSignIn();
+  setCsrfToken(answer.body.csrf_token);
+  await showPage(answer.body);
+}
+
+function showSignIn(): void {
+  const feedback = status();
+  const email = h('input', { id: 'email', name: 'email', type: 'email', autocomplete: 'username', required: true });
+  const password = h('input', { id: 'password', name: 'password', type: 'password', autocomplete: 'current-password', required: true, minlength: 10 });
+  const submit = (path: '/signup' | '/signin') => async (event: Event) => {
+    event.preventDefault();
+    if (!email.reportValidity() || !password.reportValidity()) return;
+    feedback.say(path === '/signup' ? 'Creating your account…' : 'Signing in…');
+    const answer = await call(path, { json: { email: email.value, password: password.value } });
+    if (!answer.ok) return feedback.say(messageOf(answer), 'error');
+    welcome = path === '/signup';
+    // Changing the hash renders the page through the hashchange listener; render here only when it is already the keys page.
+    if (location.hash !== '#/keys') location.hash = '#/keys';
+    else await start();
+  };
+  document.title = 'Sign in · Unified Data API';
+  replace(
+    app,
+    h(
+      'main',
+      { class: 'signin' },
+      h('h1', {}, 'Unified Data API'),
+      h('p', {}, 'Sign in to manage your API key, credit, sheets and SQL. New here? Sign up: a Free account with $5.00 of credit every month, no card needed.'),
+      h(
+        'form',
+        { onsubmit: submit('/signin') },
+        h('label', { for: 'email' }, 'Email'),
+        email,
+        h('label', { for: 'password' }, 'Password'),
+        password,
+        h('p', { class: 'hint' }, 'At least 10 characters.'),
+        h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Sign in'), h('button', { type: 'button', onclick: submit('/signup') }, 'Sign up')),
+        feedback,
+      ),
+    ),
+  );
+  email.focus();
+}
+
+async function showPage(session: SessionInfo): Promise<void> {
+  const name = location.hash.replace(/^#\//, '') || 'keys';
+  const page = PAGES[name] ?? PAGES.keys!;
+  const content = h('main', { id: 'content', tabindex: '-1' }, h('p', { class: 'muted' }, 'Loading…'));
+  const signOut = async () => {
+    await call('/signout', { method: 'POST' });
+    setCsrfToken('');
+    location.hash = '';
+    showSignIn();
+  };
+  document.title = `${page.title} · Unified Data API`;
+  replace(
+    app,
+    h(
+      'header',
+      {},
+      h('strong', { class: 'brand' }, 'Unified Data API'),
+      h(
+        'nav',
+        { 'aria-label': 'Dashboard' },
+        ...Object.entries(PAGES).map(([key, p]) => h('a', { href: `#/${key}`, 'aria-current': key === name ? 'page' : undefined }, p.title)),
+      ),
+      h('span', { class: 'who' }, session.email, ' · ', session.tier),
+      h('button', { type: 'button', onclick: signOut }, 'Sign out'),
+    ),
+    content,
+  );
+  try {
+    replace(content, await page.render({ session, welcome }));
+  } catch (error) {
+    replace(content, h('p', { role: 'alert' }, error instanceof Error ? error.message : 'The page could not be loaded.'));
+  }
+  welcome = false;
+}
+
+window.addEventListener('hashchange', () => void start());
+void start();

@@ -1,0 +1,226 @@
+/**
+ * The dashboard journey in real Chromium (Debian's, through playwright-core) against a real API on
+ * loopback with a query-runner on a real export, the sheets worker, PostgreSQL, Redis and S3: sign
+ * up, create a key, reveal, copy (read from the clipboard), use the key over HTTP, replace, revoke
+ * (the old keys are anonymous on lookups and 401 on SQL), upload a sheet and wait for ready, search
+ * it, run SQL in the console and see its cost. Key and sheet names carry XSS payloads that must stay
+ * text. Screenshots of every page go to test-output/screenshots/.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { pino } from 'pino';
+import type { BrowserContext, Page } from 'playwright-core';
+import { type SheetsWorker, startSheetsWorker } from '../../exporter/src/sheets/worker.ts';
+import type { TestApi } from '../../api/test/support/harness.ts';
+import { type Stack, openStack } from '../../api/test/support/sql-stack.ts';
+import { launchChromium } from '../support/browser.ts';
+import { buildDashboard } from './build.ts';
+
+const SHOTS = join(process.cwd(), 'test-output', 'screenshots');
+const KEY_XSS = '<img src=x onerror="window.__xss=1">';
+const SHEET_XSS = '<script>window.__xss=2</script><b>Q1</b>';
+const SALES_CSV = 'Order ID,Amount,Customer Name\n1,10.50,Ada Lovelace\n2,7.25,"Grace, H."\n3,99.00,Alan\n';
+
+let stack: Stack;
+let worker: SheetsWorker;
+let api: TestApi;
+let browser: BrowserContext;
+let page: Page;
+const cspViolations: string[] = [];
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  await buildDashboard();
+  stack = await openStack('dashboard');
+  worker = startSheetsWorker({
+    db: stack.ctx.db,
+    store: stack.bucket.store,
+    logger: pino({ level: 'silent' }),
+    settings: {
+      pollMs: 50,
+      leaseSeconds: 60,
+      maxAttempts: 3,
+      limits: { maxBytes: 50 * 1024 * 1024, maxRows: 1_000_000, maxDataBytes: 512 * 1024 * 1024, memoryLimit: '256MB', threads: 1, maxTempSize: '256MB', timeoutMs: 30_000 },
+    },
+  });
+  api = await stack.start();
+  browser = await launchChromium({ permissions: ['clipboard-read', 'clipboard-write'] });
+  await browser.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: api.url });
+  page = await browser.newPage();
+  page.on('console', (message) => {
+    if (/Content[- ]Security[- ]Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await api?.close();
+  await worker?.stop();
+  await stack?.close();
+});
+
+const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+const statusText = () => page.getByRole('status').first().textContent();
+
+async function lookup(key: string): Promise<{ status: number; account_state: string }> {
+  const res = await fetch(`${api.url}/books/the%20art%20of%20war`, { headers: { authorization: `Bearer ${key}` } });
+  return { status: res.status, account_state: ((await res.json()) as { account_state: string }).account_state };
+}
+
+async function sql(key: string): Promise<number> {
+  const res = await fetch(`${api.url}/api/v1/query`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ sql: 'SELECT title FROM gutenberg LIMIT 2' }),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+async function shownKey(): Promise<string> {
+  const code = page.getByLabel('Full API key');
+  await code.waitFor();
+  return (await code.textContent()) ?? '';
+}
+
+it('a new user goes from sign-up to a working key, sheets and SQL, all in the browser', async () => {
+  try {
+    await journey();
+  } catch (error) {
+    // The page as it was when the journey failed, for the CI artefacts.
+    await shot('failure').catch(() => undefined);
+    throw error;
+  }
+}, 240_000);
+
+async function journey(): Promise<void> {
+  const home = await page.goto(`${api.url}/dashboard/`);
+  const csp = home?.headers()['content-security-policy'] ?? '';
+  expect(csp).toContain("script-src 'self'");
+  expect(csp).toContain("frame-ancestors 'none'");
+  expect(csp).not.toContain('unsafe-inline');
+
+  // Sign up.
+  await page.getByLabel('Email').fill(`journey-${Date.now()}@example.com`);
+  await page.getByLabel('Password').fill('a long enough password');
+  await shot('sign-in');
+  await page.getByRole('button', { name: 'Sign up' }).click();
+  await page.getByRole('heading', { name: 'API keys' }).waitFor();
+  expect(await page.getByText('Welcome!').isVisible()).toBe(true);
+  await shot('api-keys-empty');
+
+  // Create a key whose name is an XSS payload: shown as text, never run.
+  await page.getByLabel('Key name').fill(KEY_XSS);
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const key = await shownKey();
+  expect(key).toMatch(/^service_[A-Za-z0-9]{40,}$/);
+  await page.getByRole('cell', { name: KEY_XSS, exact: true }).waitFor();
+  expect(await page.locator('table img').count()).toBe(0);
+  await shot('api-keys-created');
+
+  // Reveal and Copy.
+  await page.reload();
+  await page.getByRole('button', { name: 'Reveal' }).click();
+  expect(await shownKey()).toBe(key);
+  await page.getByRole('button', { name: 'Copy' }).click();
+  await page.getByText('Copied the full key to the clipboard.').waitFor();
+  expect(await page.evaluate('navigator.clipboard.readText()')).toBe(key);
+
+  // The key works over real HTTP.
+  expect(await lookup(key)).toEqual({ status: 200, account_state: 'authenticated' });
+  expect(await sql(key)).toBe(200);
+
+  // Replace: a new key with the same name; the old one is anonymous at once.
+  await page.getByRole('button', { name: 'Replace' }).click();
+  await page.getByRole('dialog').getByText('The old key stops working at once').waitFor();
+  await page.getByRole('button', { name: 'Replace key' }).click();
+  await page.getByText('Your replacement key').waitFor();
+  const replacement = await shownKey();
+  expect(replacement).not.toBe(key);
+  await page.getByRole('cell', { name: 'deactivated' }).waitFor();
+  expect(await page.getByRole('cell', { name: KEY_XSS, exact: true }).count()).toBe(2);
+  expect(await lookup(key)).toEqual({ status: 200, account_state: 'anonymous' });
+  expect(await sql(key)).toBe(401);
+  expect(await lookup(replacement)).toEqual({ status: 200, account_state: 'authenticated' });
+
+  // Keyboard: the dialog takes focus, Escape closes it without revoking, and focus goes back.
+  await page.getByRole('button', { name: 'Revoke' }).focus();
+  await page.keyboard.press('Enter');
+  await page.getByRole('dialog').waitFor();
+  expect(await page.evaluate('document.activeElement.closest("dialog") !== null')).toBe(true);
+  await page.keyboard.press('Escape');
+  await page.getByRole('dialog').waitFor({ state: 'detached' });
+  expect(await page.evaluate('document.activeElement.textContent')).toBe('Revoke');
+  expect(await lookup(replacement)).toEqual({ status: 200, account_state: 'authenticated' });
+
+  // Revoke: the page says calls now run as anonymous, and they do.
+  await page.getByRole('button', { name: 'Revoke', exact: true }).click();
+  await page.getByRole('button', { name: 'Revoke key' }).click();
+  await page.getByText('Key revoked. Calls with it now run as anonymous').waitFor();
+  expect(await lookup(replacement)).toEqual({ status: 200, account_state: 'anonymous' });
+  expect(await sql(replacement)).toBe(401);
+  await page.getByLabel('Key name').fill('production');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  await shownKey();
+  await shot('api-keys');
+
+  // Sheets: upload with an XSS name, wait for ready, search.
+  await page.getByRole('link', { name: 'Sheets' }).click();
+  await page.getByRole('heading', { name: 'Connected sheets' }).waitFor();
+  await page.getByLabel('Sheet name').fill(SHEET_XSS);
+  await page.getByLabel('File').setInputFiles({ name: 'sales.csv', mimeType: 'text/csv', buffer: Buffer.from(SALES_CSV) });
+  await page.locator('.badge.ready').waitFor({ timeout: 20_000 });
+  await page.getByRole('cell', { name: SHEET_XSS, exact: true }).waitFor();
+  expect(await page.locator('table b').count()).toBe(0);
+  const slug = (await page.locator('tbody tr td:nth-child(2) code').first().textContent()) ?? '';
+  await page.getByLabel('Search text').fill('grace');
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await page.getByText('1 matching rows').waitFor();
+  await page.getByRole('cell', { name: 'Grace, H.' }).waitFor();
+  // Replace the file: the sheet goes back to processing, then ready with the new rows.
+  await page.locator('tbody input[type=file]').setInputFiles({ name: 'more.csv', mimeType: 'text/csv', buffer: Buffer.from(`${SALES_CSV}4,1.00,Barbara\n`) });
+  await page.getByRole('cell', { name: '4', exact: true }).waitFor({ timeout: 20_000 });
+  await page.locator('.badge.ready').waitFor({ timeout: 20_000 });
+  await shot('sheets');
+
+  // SQL console: a public table costs credit the first time and is cached (free) the second.
+  await page.getByRole('link', { name: 'SQL console' }).click();
+  await page.getByLabel('SQL', { exact: true }).fill('SELECT title FROM gutenberg ORDER BY title LIMIT 3');
+  await page.getByRole('button', { name: 'Run query' }).click();
+  const cost = page.getByTestId('cost');
+  await cost.waitFor();
+  const firstCost = Number((await cost.textContent())?.replace('$', ''));
+  expect(firstCost).toBeGreaterThan(0);
+  expect(await page.getByText('3 rows.').isVisible()).toBe(true);
+  await page.getByRole('button', { name: 'Run query' }).click();
+  await page.getByText('yes (no charge)').waitFor();
+  expect(Number((await cost.textContent())?.replace('$', ''))).toBe(0);
+  // The table browser fills in the sheet's table name (its slug made SQL-safe).
+  await page.getByRole('button', { name: `Use sheet ${slug.replaceAll('-', '_')}` }).click();
+  await page.getByRole('button', { name: 'Run query' }).click();
+  await page.getByRole('cell', { name: 'Ada Lovelace' }).waitFor();
+  await shot('sql-console');
+
+  // Usage: the SQL charge is in the ledger.
+  await page.getByRole('link', { name: 'Usage' }).click();
+  await page.getByRole('heading', { name: 'Usage and credit' }).waitFor();
+  await page.getByRole('cell', { name: 'charge' }).first().waitFor();
+  await shot('usage');
+
+  // Delete the sheet.
+  await page.getByRole('link', { name: 'Sheets' }).click();
+  await page.getByRole('button', { name: `Delete ${SHEET_XSS}` }).click();
+  await page.getByRole('button', { name: 'Delete sheet' }).click();
+  await page.getByText('No sheets yet.').waitFor();
+
+  // Sign out ends the session.
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  await page.reload();
+  await page.getByRole('button', { name: 'Sign in' }).waitFor();
+
+  expect(await page.evaluate('window.__xss')).toBeUndefined();
+  expect(cspViolations).toEqual([]);
+  expect(await statusText()).toBeDefined();
+}
