@@ -12,6 +12,7 @@ import type { ObjectStore } from '@uda/shared/object-store';
 import type { Logger } from '@uda/shared/logger';
 import { loadTable, openBuildDatabase, type DuckDbLimits } from './build/database.ts';
 import { describeDatabase, writeTableFiles, writeZip, type BuiltFile } from './build/files.ts';
+import { buildSearchIndexes } from './build/search-index.ts';
 import { allTableSpecs } from './sources.ts';
 import { publish, pruneVersions } from './publish.ts';
 import type { LiveCopyReader } from './ingest/live-copies.ts';
@@ -70,6 +71,9 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
       tableFiles.push(...(await writeTableFiles(database.connection, table.name, source.id, buildDir)));
       log.info({ table: table.name, rows }, 'table built');
     }
+    // Only in service.db (the lookups read it); the per-table files and zips are the catalog's tables.
+    const indexed = await buildSearchIndexes(database.connection, new Set(tables.map((t) => t.name)));
+    log.info({ sources: indexed }, 'search index built');
   } finally {
     await database.close();
   }
