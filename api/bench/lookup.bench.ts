@@ -8,6 +8,8 @@
  *   4. the same live lookup served from the fresh cache (stored copies in PostgreSQL);
  *   5. for reference, the runner's own POST /v1/lookups, the path of a stored lookup the API's
  *      short cache has not seen (one DuckDB query each).
+ * With `-- --scales 0.01,0.1,1`, instead: the runner's uncached lookups over generated inputs of
+ * each scale (`lookup-scaling.ts`).
  * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_DURATION_S (default 10), BENCH_CONNECTIONS (50).
  */
 import { spawn } from 'node:child_process';
@@ -17,6 +19,7 @@ import autocannon from 'autocannon';
 import { onServer } from './support.ts';
 import { startFakeWikipedia } from '../test/fakes/wikipedia.ts';
 import { startStoredRunner } from '../test/support/stored-runner.ts';
+import { lookupScalingCurve } from './lookup-scaling.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -49,6 +52,13 @@ async function measure(name: string, url: string, requests: autocannon.Request[]
   await autocannon({ url, connections, duration: 2, requests });
   const r = await autocannon({ url, connections, duration, requests });
   return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors };
+}
+
+// `-- --scales 0.01,0.1,1`: only the runner's scaling curve over generated full-size inputs.
+const scalesArg = process.argv.indexOf('--scales');
+if (scalesArg > 0) {
+  await lookupScalingCurve(process.argv[scalesArg + 1]!.split(',').map(Number), duration, connections);
+  process.exit(0);
 }
 
 const dbName = `uda_bench_${randomBytes(4).toString('hex')}`;

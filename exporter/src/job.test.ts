@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { DuckDBInstance } from '@duckdb/node-api';
 import yauzl from 'yauzl';
-import { allTables } from '@uda/shared/catalog';
+import { allTables, SOURCES } from '@uda/shared/catalog';
 import { createLogger } from '@uda/shared/logger';
 import { MANIFEST_KEY, manifestSchema, type Manifest } from '@uda/shared/manifest';
 import type { ObjectStore } from '@uda/shared/object-store';
@@ -111,6 +111,11 @@ describe('a build of the sample data', () => {
         expect({ table, rows: reader.getRowObjects()[0]?.n }).toEqual({ table, rows });
       }
       expect(first.tables.gutenberg!.rows).toBe(1823);
+      // Besides the catalog's tables, only the lookups' search index: four tables per stored source.
+      const others = (await connection.runAndReadAll('SELECT table_name FROM duckdb_tables()')).getRowObjects()
+        .map((r) => String(r.table_name)).filter((t) => !allTables().includes(t)).sort();
+      const stored = SOURCES.filter((s) => s.kind === 'stored').map((s) => s.id);
+      expect(others).toEqual(stored.flatMap((s) => ['docs', 'postings', 'stats', 'titles'].map((kind) => `_search_${s}_${kind}`)).sort());
       expect(first.tables.census_counties!.rows).toBe(3193);
       await expect(connection.run('CREATE TABLE x (a INTEGER)')).rejects.toThrow(/read-only/i);
     } finally {

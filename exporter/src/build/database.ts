@@ -1,6 +1,7 @@
 /**
- * Builds `service.db`: each table's rows are staged as NDJSON and loaded by DuckDB with the
- * declared column types, so typing, casting and key checks happen in the engine, in bulk.
+ * Builds `service.db`: a large CSV is read by DuckDB's own `read_csv` straight into its table; other
+ * tables' rows are staged as NDJSON and loaded by DuckDB with the declared column types. Either way
+ * typing, casting and key checks happen in the engine, in bulk.
  */
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -8,6 +9,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { checkCsvHeader, csvReadError, readCsvSql } from '../ingest/csv-sql.ts';
 import { InputError, type Row, type TableSpec } from '../ingest/table-spec.ts';
 
 export interface DuckDbLimits {
@@ -71,6 +73,37 @@ export async function openBuildDatabase(path: string, limits: DuckDbLimits): Pro
 
 /** Loads one table and returns its row count. */
 export async function loadTable(connection: DuckDBConnection, table: TableSpec, workDir: string): Promise<number> {
+  return table.csv ? loadCsvTable(connection, table, table.csv) : loadStagedTable(connection, table, workDir);
+}
+
+/** A CSV that DuckDB reads itself, straight into the table: no rows in JavaScript. */
+async function loadCsvTable(connection: DuckDBConnection, table: TableSpec, csv: NonNullable<TableSpec['csv']>): Promise<number> {
+  await checkCsvHeader(csv.inputDir, csv.source);
+  try {
+    await connection.run(createTableSql(table));
+    const names = Object.keys(table.columns).map(quoteIdent).join(', ');
+    await connection.run(`INSERT INTO ${quoteIdent(table.name)} (${names}) ${readCsvSql(csv.inputDir, csv.source)}`);
+    await createIndexes(connection, table);
+  } catch (error) {
+    throw (await csvReadError(connection, csv.inputDir, csv.source, error)) ?? new TableLoadError(table.name, error);
+  }
+  return countRows(connection, table);
+}
+
+async function createIndexes(connection: DuckDBConnection, table: TableSpec): Promise<void> {
+  for (const columns of table.indexes ?? []) {
+    const indexName = quoteIdent(`${table.name}_${columns.join('_')}_idx`);
+    await connection.run(`CREATE INDEX ${indexName} ON ${quoteIdent(table.name)} (${columns.map(quoteIdent).join(', ')})`);
+  }
+}
+
+async function countRows(connection: DuckDBConnection, table: TableSpec): Promise<number> {
+  const reader = await connection.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${quoteIdent(table.name)}`);
+  return Number(reader.getRowObjects()[0]?.n ?? 0);
+}
+
+/** Rows from JavaScript, staged as NDJSON and typed by DuckDB's JSON reader. */
+async function loadStagedTable(connection: DuckDBConnection, table: TableSpec, workDir: string): Promise<number> {
   const stage = join(workDir, `${table.name}.ndjson`);
   try {
     await pipeline(Readable.from(ndjsonChunks(table.rows())), createWriteStream(stage));
@@ -81,18 +114,14 @@ export async function loadTable(connection: DuckDBConnection, table: TableSpec, 
       `INSERT INTO ${quoteIdent(table.name)} (${names}) SELECT ${names} FROM read_json(${quoteLiteral(stage)}, ` +
         `format = 'newline_delimited', columns = {${types.join(', ')}}, maximum_object_size = 16777216)`,
     );
-    for (const columns of table.indexes ?? []) {
-      const indexName = quoteIdent(`${table.name}_${columns.join('_')}_idx`);
-      await connection.run(`CREATE INDEX ${indexName} ON ${quoteIdent(table.name)} (${columns.map(quoteIdent).join(', ')})`);
-    }
+    await createIndexes(connection, table);
   } catch (error) {
     // An input error already names its file and line; engine errors get the table's name.
     throw error instanceof InputError ? error : new TableLoadError(table.name, error);
   } finally {
     await rm(stage, { force: true });
   }
-  const reader = await connection.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${quoteIdent(table.name)}`);
-  return Number(reader.getRowObjects()[0]?.n ?? 0);
+  return countRows(connection, table);
 }
 
 export class TableLoadError extends Error {

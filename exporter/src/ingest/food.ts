@@ -2,7 +2,8 @@
  * USDA FoodData Central CSV files (SR Legacy layout): every field quoted, LF line endings.
  * `food` carries its category description and NDB number, joined in from the small lookup files.
  */
-import { readCsv, requireColumns, toInteger, toNumber } from './csv.ts';
+import { readCsv, requireColumns, toInteger } from './csv.ts';
+import { csvRows, type CsvSql } from './csv-sql.ts';
 import { InputError, type TableSpec } from './table-spec.ts';
 
 const FOOD = 'food/food.csv';
@@ -10,6 +11,16 @@ const CATEGORY = 'food/food_category.csv';
 const SR_LEGACY = 'food/sr_legacy_food.csv';
 const NUTRIENT = 'food/nutrient.csv';
 const FOOD_NUTRIENT = 'food/food_nutrient.csv';
+
+/** The file's columns in order, typed as the table declares them; empty fields are NULL. */
+const FOOD_NUTRIENT_CSV: CsvSql = {
+  file: FOOD_NUTRIENT,
+  columns: {
+    id: 'BIGINT', fdc_id: 'INTEGER', nutrient_id: 'INTEGER', amount: 'DOUBLE', data_points: 'INTEGER', derivation_id: 'INTEGER',
+    min: 'DOUBLE', max: 'DOUBLE', median: 'DOUBLE', footnote: 'VARCHAR', min_year_acquired: 'INTEGER',
+  },
+  select: 'id, fdc_id, nutrient_id, amount, data_points, derivation_id, min, max, median, nullif(footnote, \'\') AS footnote, min_year_acquired',
+};
 
 async function readMap(inputDir: string, file: string, key: string, value: string): Promise<Map<string, string>> {
   const map = new Map<string, string>();
@@ -72,26 +83,9 @@ export function foodTables(inputDir: string): TableSpec[] {
       },
       primaryKey: ['id'],
       indexes: [['fdc_id']],
-      async *rows() {
-        for await (const { line, values } of readCsv(inputDir, FOOD_NUTRIENT)) {
-          requireColumns(FOOD_NUTRIENT, line, values, ['id', 'fdc_id', 'nutrient_id', 'amount']);
-          const int = (c: string) => toInteger(FOOD_NUTRIENT, line, c, values[c] ?? '');
-          const num = (c: string) => toNumber(FOOD_NUTRIENT, line, c, values[c] ?? '');
-          yield {
-            id: int('id'),
-            fdc_id: int('fdc_id'),
-            nutrient_id: int('nutrient_id'),
-            amount: num('amount'),
-            data_points: int('data_points'),
-            derivation_id: int('derivation_id'),
-            min: num('min'),
-            max: num('max'),
-            median: num('median'),
-            footnote: values['footnote'] || null,
-            min_year_acquired: int('min_year_acquired'),
-          };
-        }
-      },
+      // Tens of millions of rows in the full download: DuckDB reads and types them itself.
+      csv: { inputDir, source: FOOD_NUTRIENT_CSV },
+      rows: () => csvRows(inputDir, FOOD_NUTRIENT_CSV),
     },
     {
       name: 'food_nutrient_types',

@@ -2,6 +2,8 @@
  * What every ingest module hands to the builder: a typed table and a stream of its rows.
  * Row values are plain JSON values; DuckDB casts them to the declared column types on load.
  */
+import type { CsvSql } from './csv-sql.ts';
+
 export type Row = Record<string, unknown>;
 
 export interface TableSpec {
@@ -12,6 +14,8 @@ export interface TableSpec {
   readonly primaryKey?: readonly string[];
   /** Secondary indexes for the lookups' point queries. */
   readonly indexes?: readonly (readonly string[])[];
+  /** Set for a CSV file DuckDB reads itself: the builder loads it with `read_csv`, not through `rows`. */
+  readonly csv?: { readonly inputDir: string; readonly source: CsvSql };
   rows(): AsyncIterable<Row>;
 }
 

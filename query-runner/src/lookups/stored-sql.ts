@@ -1,215 +1,138 @@
 /**
  * Keyword lookups of the stored sources, as our own parameterised SQL (never user SQL, so the
- * textual validator does not apply: "Drop City" is a fine book title). Every word of the keywords
- * must appear in one of the source's searchable texts, case-insensitively. `total` counts all
- * matches; `results` is one page.
+ * textual validator does not apply: "Drop City" is a fine book title), over the search index the
+ * exporter builds (`exporter/src/build/search-index.ts`).
  *
- * Ranking: exact and whole-word prefix matches of the source's main texts first (see `rankOf`).
+ * Matching: the keywords' terms (letters and digits, case and accents folded, at most 8) must each
+ * be in a document, as a whole term or, for terms of 3 or more characters, as the start of one
+ * ("war" finds "Warden"). `total` counts every matching document exactly; `results` is one page.
+ *
+ * Ranking, best first: 0 a primary text (a title, an author, a company name, a ticker, an arXiv id)
+ * equals the keywords; 1 it starts with them as whole words; 2 every term is a whole word of the
+ * primary fields; 3 the rest. Within a tier by BM25 (field-weighted; a prefix-only match counts half),
+ * then in the source's tie order. Only the posting lists of the query's terms and the title range of
+ * the keywords are read; the source tables are read for the page's rows only.
  * The result shapes are documented in the README ("Lookup results") and pinned by tests.
  */
+import type { STORED_SOURCES } from '@uda/shared/runner-contract';
+import { searchTable, searchTerms } from '@uda/shared/search';
+
 export interface LookupQuery {
   readonly sql: string;
   readonly params: (string | number)[];
 }
 
-import type { STORED_SOURCES } from '@uda/shared/runner-contract';
-
 export type StoredLookupSource = (typeof STORED_SOURCES)[number];
 
-const MAX_WORDS = 8;
+const MAX_TERMS = 8;
+/** Shorter terms match whole terms only: a one- or two-letter prefix would read most of the index. */
+const MIN_PREFIX = 3;
+/** What a term matched only as a prefix counts, against a whole-term match. */
+const PREFIX_WEIGHT = 0.5;
+/** Sorts after every character, so `[term, term + MAX_CHAR)` is every term that starts with `term`. */
+const MAX_CHAR = '\u{10FFFF}';
+const K1 = 1.2;
 
-/** Words of the keywords, as ILIKE patterns with `%`, `_` and `\` taken literally. */
-export function wordPatterns(keywords: string): string[] {
-  const words = keywords.normalize('NFKC').trim().split(/\s+/).filter(Boolean).slice(0, MAX_WORDS);
-  return words.map((word) => `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+/** The query's distinct terms, in keyword order. */
+export function queryTerms(keywords: string): string[] {
+  return [...new Set(searchTerms(keywords))].slice(0, MAX_TERMS);
 }
 
-/** `(a ILIKE ? OR b ILIKE ?) AND …`, one group per word. */
-function everyWordIn(texts: readonly string[], patterns: readonly string[]): LookupQuery {
-  const group = `(${texts.map((t) => `${t} ILIKE ? ESCAPE '\\'`).join(' OR ')})`;
+/** One query term's postings, summed per document: `(i, doc, tf, whole, norm)`. */
+function termHits(postings: string, term: string, i: number): LookupQuery {
+  const range = term.length >= MIN_PREFIX ? 'term >= ? AND term < ?' : 'term = ?';
   return {
-    sql: patterns.map(() => group).join(' AND '),
-    params: patterns.flatMap((p) => texts.map(() => p)),
+    sql: `SELECT ${i} AS i, doc,
+             sum(CASE WHEN term = ? THEN tf ELSE tf * ${PREFIX_WEIGHT} END) AS tf,
+             bool_or(term = ? AND in_primary) AS whole, any_value(norm) AS norm
+          FROM ${postings} WHERE ${range} GROUP BY doc`,
+    params: [term, term, ...(term.length >= MIN_PREFIX ? [term, term + MAX_CHAR] : [term])],
   };
-}
-
-/** Keywords as one phrase: NFKC, single spaces, trimmed (what exact and prefix matches compare). */
-export function phraseOf(keywords: string): string {
-  return keywords.normalize('NFKC').trim().replace(/\s+/g, ' ');
-}
-
-/** Letters and digits only, lower-case, single spaces: the form whole-word matches compare. */
-export function wordsOf(text: string): string {
-  return text.normalize('NFKC').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
 }
 
 /**
- * A text in the same form, padded with spaces, so `LIKE '% word %'` is a whole-word test. The
- * pattern is a constant, so DuckDB compiles it once per query (a parameterised RE2 pattern would be
- * compiled per row). It is computed once per matched row, in a projection, and compared after.
+ * `ranked(doc, tier, score, total)`: the page of matching documents, best first. Every term's
+ * postings are read through a constant range on the sorted `term` column, which DuckDB prunes
+ * with the row groups' min/max statistics.
  */
-const padded = (t: string) => `(' ' || trim(regexp_replace(lower(${t}), '[^\\pL\\pN]+', ' ', 'g')) || ' ')`;
-
-interface Primary {
-  /** The text as it is. */
-  text: string;
-  /** The column holding its `padded` form. */
-  words: string;
-}
-
-/**
- * The rank of a match, best first: 0 a primary text equals the keywords (case-insensitively); 1 it
- * starts with them as whole words; 2 every word is a whole word of the primary texts; 3 every word
- * is in them at all ("war" in "Warden"); 4 the match came from the other searched columns.
- * `fts` is not available offline, so this is plain comparisons over the few matched rows.
- */
-function rankOf(primary: readonly Primary[], phrase: string, patterns: readonly string[]): LookupQuery {
-  const normal = wordsOf(phrase);
-  const words = normal.split(' ').filter(Boolean).slice(0, MAX_WORDS);
-  const anyOf = (test: (p: Primary) => string) => `(${primary.map(test).join(' OR ')})`;
-  // No letters or digits at all (e.g. "%"): nothing can be a whole-word match.
-  const wholeWord = words.length ? words.map(() => anyOf((p) => `${p.words} LIKE ?`)).join(' AND ') : 'false';
-  const substring = everyWordIn(
-    primary.map((p) => p.text),
-    patterns,
-  );
+function rankedDocs(source: StoredLookupSource, keywords: string, terms: readonly string[], limit: number): LookupQuery {
+  const postings = searchTable(source, 'postings');
+  const titles = searchTable(source, 'titles');
+  const hits = terms.map((term, i) => termHits(postings, term, i));
+  // Exact and prefix matches compare every word of the keywords, beyond the first 8 terms too.
+  const phrase = searchTerms(keywords).join(' ');
   return {
-    sql: `CASE WHEN ${anyOf((p) => `lower(${p.text}) = ?`)} THEN 0
-               WHEN ${anyOf((p) => `${p.words} LIKE ?`)} THEN 1
-               WHEN ${wholeWord} THEN 2
-               WHEN ${substring.sql} THEN 3 ELSE 4 END`,
-    params: [
-      ...primary.map(() => phrase.toLowerCase()),
-      ...primary.map(() => (normal ? ` ${normal} %` : '')),
-      ...words.flatMap((word) => primary.map(() => `% ${word} %`)),
-      ...substring.params,
-    ],
+    sql: `hits AS (${hits.map((h) => h.sql).join(' UNION ALL ')}),
+      matched AS (SELECT doc, bool_and(whole) AS whole FROM hits GROUP BY doc HAVING count(*) = ${terms.length}),
+      df AS (SELECT i, count(*) AS df FROM hits GROUP BY i),
+      scored AS (
+        SELECT h.doc, sum(ln(1 + (s.documents - df.df + 0.5) / (df.df + 0.5)) * h.tf * ${K1 + 1} / (h.tf + h.norm)) AS score
+        FROM hits h SEMI JOIN matched m ON m.doc = h.doc JOIN df ON df.i = h.i CROSS JOIN ${searchTable(source, 'stats')} s
+        GROUP BY h.doc),
+      titled AS (
+        SELECT doc, min(tier) AS tier FROM (
+          SELECT doc, 0 AS tier FROM ${titles} WHERE title = ?
+          UNION ALL SELECT doc, 1 FROM ${titles} WHERE title >= ? AND title < ?)
+        GROUP BY doc),
+      ranked AS (
+        SELECT m.doc, coalesce(t.tier, CASE WHEN m.whole THEN 2 ELSE 3 END) AS tier, s.score, count(*) OVER () AS total
+        FROM matched m JOIN scored s ON s.doc = m.doc LEFT JOIN titled t ON t.doc = m.doc
+        ORDER BY tier, score DESC, m.doc
+        LIMIT ?)`,
+    params: [...hits.flatMap((h) => h.params), phrase, `${phrase} `, `${phrase} ${MAX_CHAR}`, limit],
   };
 }
 
-interface Matched {
-  /** `SELECT … WHERE …`: every match, with the page's columns, `total` and the primary texts. */
-  sql: string;
-  params: (string | number)[];
-  /** Output columns of `sql` that the rank compares. */
-  primary: readonly string[];
-  /** Output columns of `sql` that are not part of the result. */
-  hidden: readonly string[];
-  /** Order among matches of the same rank. */
-  ties: string;
-}
+/** The page's columns for the ranked documents: `page` must select from `ranked r JOIN docs d`. */
+type PageSql = (docs: string) => string;
 
-/** One page of `matched`, best rank first. */
-function ranked(matched: Matched, keywords: string, patterns: readonly string[], limit: number): LookupQuery {
-  const primary = matched.primary.map((text, i) => ({ text, words: `_words_${i}` }));
-  const rank = rankOf(primary, phraseOf(keywords), patterns);
-  const hidden = [...matched.hidden, ...primary.map((p) => p.words)];
-  return {
-    sql: `WITH matched AS (${matched.sql}),
-        worded AS (SELECT *, ${primary.map((p) => `${padded(p.text)} AS ${p.words}`).join(', ')} FROM matched)
-      SELECT * EXCLUDE (${hidden.join(', ')}) FROM worded
-      ORDER BY ${rank.sql}, ${matched.ties}
-      LIMIT ?`,
-    params: [...matched.params, ...rank.params, limit],
-  };
-}
+const ORDER = 'ORDER BY r.tier, r.score DESC, r.doc';
 
-type Builder = (patterns: string[], keywords: string) => Matched;
-
-const BUILDERS: Record<StoredLookupSource, Builder> = {
-  gutenberg(patterns) {
-    const where = everyWordIn(['title', 'author_names', "array_to_string(subjects, '; ')", "array_to_string(bookshelves, '; ')"], patterns);
-    return {
-      sql: `WITH books AS (
-          SELECT *, array_to_string(list_transform(authors, lambda a: a.name), '; ') AS author_names FROM gutenberg)
-        SELECT text_id, title, type, issued, languages, authors, subjects, bookshelves,
-               'https://www.gutenberg.org/ebooks/' || text_id AS url, author_names, count(*) OVER () AS total
-        FROM books WHERE ${where.sql}`,
-      params: where.params,
-      primary: ['title', 'author_names'],
-      hidden: ['author_names'],
-      ties: 'text_id',
-    };
-  },
-  census(patterns) {
-    const where = everyWordIn(['place'], patterns);
-    // `short` is the state or county name alone ("York County"), so it can match exactly or as a prefix.
-    return {
-      sql: `WITH places AS (
+const PAGES: Record<StoredLookupSource, PageSql> = {
+  gutenberg: (docs) => `SELECT g.text_id, g.title, g.type, g.issued, g.languages, g.authors, g.subjects, g.bookshelves,
+         'https://www.gutenberg.org/ebooks/' || g.text_id AS url, r.total
+      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN gutenberg g ON g.text_id = d.text_id
+      ${ORDER}`,
+  census: (docs) => `SELECT p.level, p.name, p.state_fips, p.county_fips, p.population, p.year, p.earliest_population, r.total
+      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN (
           SELECT CASE sumlev WHEN '010' THEN 'nation' WHEN '020' THEN 'region' WHEN '030' THEN 'division' ELSE 'state' END AS level,
-                 name AS place, name, name AS short, state AS state_fips, NULL::VARCHAR AS county_fips,
-                 popestimate2023 AS population, 2023 AS year, popestimate2020 AS population_2020
+                 name, state AS state_fips, NULL::VARCHAR AS county_fips,
+                 popestimate2023 AS population, 2023 AS year, popestimate2020 AS earliest_population
           FROM census_states
           UNION ALL
-          SELECT 'county', ctyname || ', ' || stname, ctyname || ', ' || stname, ctyname, state, county,
-                 popestimate2019, 2019, popestimate2010
-          FROM census_counties WHERE sumlev = '050')
-        SELECT level, name, state_fips, county_fips, population, year, population_2020 AS earliest_population, short,
-               count(*) OVER () AS total
-        FROM places WHERE ${where.sql}`,
-      params: where.params,
-      primary: ['short', 'name'],
-      hidden: ['short'],
-      ties: 'population DESC NULLS LAST, name',
-    };
-  },
-  food(patterns) {
-    const where = everyWordIn(['f.description', 'f.category'], patterns);
-    return {
-      sql: `SELECT f.fdc_id, f.description, f.category, f.ndb_number,
-               max(n.amount) FILTER (WHERE n.nutrient_id = 1008) AS energy_kcal,
-               max(n.amount) FILTER (WHERE n.nutrient_id = 1003) AS protein_g,
-               max(n.amount) FILTER (WHERE n.nutrient_id = 1004) AS fat_g,
-               max(n.amount) FILTER (WHERE n.nutrient_id = 1005) AS carbohydrate_g,
-               count(*) OVER () AS total
-        FROM food f LEFT JOIN food_nutrients n ON n.fdc_id = f.fdc_id AND n.nutrient_id IN (1003, 1004, 1005, 1008)
-        WHERE ${where.sql}
-        GROUP BY f.fdc_id, f.description, f.category, f.ndb_number`,
-      params: where.params,
-      primary: ['description'],
-      hidden: [],
-      ties: 'length(description), fdc_id',
-    };
-  },
-  pwc(patterns, keywords) {
-    const where = everyWordIn(['p.title', 'p.abstract', "array_to_string(p.authors, '; ')", "array_to_string(p.tasks, '; ')"], patterns);
-    // An exact arXiv id ranks 0 through the primary texts as well.
-    return {
-      sql: `SELECT p.paper_url, p.arxiv_id, p.title, p.abstract, p.authors, p.tasks, p.date, p.url_abs, p.url_pdf,
-               (SELECT coalesce(list({'repo_url': l.repo_url, 'is_official': l.is_official, 'framework': l.framework}
-                                     ORDER BY l.is_official DESC, l.repo_url), [])
-                FROM pwc_links l WHERE l.paper_url = p.paper_url) AS repositories,
-               count(*) OVER () AS total
-        FROM pwc_papers p
-        WHERE p.arxiv_id = ? OR (${where.sql})`,
-      params: [keywords.trim(), ...where.params],
-      primary: ['title', 'arxiv_id'],
-      hidden: [],
-      ties: 'date DESC NULLS LAST, paper_url',
-    };
-  },
-  sec(patterns, keywords) {
-    const where = everyWordIn(['c.title'], patterns);
-    // An exact ticker ranks 0 through the primary texts as well.
-    return {
-      sql: `SELECT c.cik, c.ticker, c.title,
-               (SELECT coalesce(list({'form_type': f.form_type, 'date_filed': f.date_filed, 'accession_number': f.accession_number}
-                                     ORDER BY f.date_filed DESC, f.accession_number)[1:5], [])
-                FROM sec_filings f WHERE f.cik = c.cik) AS recent_filings,
-               count(*) OVER () AS total
-        FROM sec_companies c
-        WHERE upper(c.ticker) = ? OR (${where.sql})`,
-      params: [keywords.trim().toUpperCase(), ...where.params],
-      primary: ['title', 'ticker'],
-      hidden: [],
-      ties: 'length(title), ticker',
-    };
-  },
+          SELECT 'county', ctyname || ', ' || stname, state, county, popestimate2019, 2019, popestimate2010
+          FROM census_counties WHERE sumlev = '050') p ON p.name = d.name
+      ${ORDER}`,
+  food: (docs) => `SELECT f.fdc_id, f.description, f.category, f.ndb_number,
+         max(n.amount) FILTER (WHERE n.nutrient_id = 1008) AS energy_kcal,
+         max(n.amount) FILTER (WHERE n.nutrient_id = 1003) AS protein_g,
+         max(n.amount) FILTER (WHERE n.nutrient_id = 1004) AS fat_g,
+         max(n.amount) FILTER (WHERE n.nutrient_id = 1005) AS carbohydrate_g,
+         r.total
+      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN food f ON f.fdc_id = d.fdc_id
+        LEFT JOIN food_nutrients n ON n.fdc_id = f.fdc_id AND n.nutrient_id IN (1003, 1004, 1005, 1008)
+      GROUP BY f.fdc_id, f.description, f.category, f.ndb_number, r.total, r.tier, r.score, r.doc
+      ${ORDER}`,
+  pwc: (docs) => `SELECT p.paper_url, p.arxiv_id, p.title, p.abstract, p.authors, p.tasks, p.date, p.url_abs, p.url_pdf,
+         (SELECT coalesce(list({'repo_url': l.repo_url, 'is_official': l.is_official, 'framework': l.framework}
+                               ORDER BY l.is_official DESC, l.repo_url), [])
+          FROM pwc_links l WHERE l.paper_url = p.paper_url) AS repositories,
+         r.total
+      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN pwc_papers p ON p.paper_url = d.paper_url
+      ${ORDER}`,
+  sec: (docs) => `SELECT c.cik, c.ticker, c.title,
+         (SELECT coalesce(list({'form_type': f.form_type, 'date_filed': f.date_filed, 'accession_number': f.accession_number}
+                               ORDER BY f.date_filed DESC, f.accession_number)[1:5], [])
+          FROM sec_filings f WHERE f.cik = c.cik) AS recent_filings,
+         r.total
+      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN sec_companies c ON c.ticker = d.ticker
+      ${ORDER}`,
 };
 
-/** Undefined when the keywords hold no word to search for. */
+/** Undefined when the keywords hold no term to search for (no letter or digit). */
 export function storedLookupQuery(source: StoredLookupSource, keywords: string, limit: number): LookupQuery | undefined {
-  const patterns = wordPatterns(keywords);
-  if (patterns.length === 0) return undefined;
-  return ranked(BUILDERS[source](patterns, keywords), keywords, patterns, limit);
+  const terms = queryTerms(keywords);
+  if (terms.length === 0) return undefined;
+  const ranked = rankedDocs(source, keywords, terms, limit);
+  return { sql: `WITH ${ranked.sql} ${PAGES[source](searchTable(source, 'docs'))}`, params: ranked.params };
 }

@@ -72,6 +72,7 @@ describe('validateSql', () => {
     ['select * from system.main.duckdb_settings', 'Table not allowed: system.main.duckdb_settings'],
     ['summarize pg_settings', 'Table not allowed: pg_settings'],
     ['select * from information_schema.views', 'Table not allowed: information_schema.views'],
+    ['select term from _search_gutenberg_postings', 'Table not allowed: _search_gutenberg_postings'],
     ['select * from (select * from range(3) r join pg_tables on true)', 'Table not allowed: pg_tables'],
     ['select len(x) from (select version() as x)', 'Function not allowed: version'],
   ])('refuses %j: not on the allow-list', async (sql, message) => {

@@ -2,6 +2,7 @@
  * The SQL validator shared by the API (to fail fast) and the runner (always, before it runs
  * anything). It sits on top of the runner's DuckDB sandbox, never instead of it (DECISIONS §6).
  */
+import { SEARCH_TABLE_PREFIX } from '../search.ts';
 import { checkSqlText, ONLY_SELECT_MESSAGE } from './text-rules.ts';
 import {
   isAllowedFunction,
@@ -52,11 +53,13 @@ export function refusedReference(references: QueryReferences, engineRelations: R
  * Our tables, the caller's sheets and the query's own CTEs are unqualified names (or `main.x`).
  * Other catalogs and schemas, and the engine's own views (`pg_settings`, `duckdb_tables`), are
  * refused; of `information_schema`, the views that show only what the query could read anyway.
- * A file path as a table name is left to the sandbox, which refuses every file.
+ * A file path as a table name is left to the sandbox, which refuses every file. The lookup search
+ * index (`_search_*`) is ours, not data: it is not billed, so SQL may not read it.
  */
 function isAllowedRelation(relation: TableReference, engineRelations: ReadonlySet<string>): boolean {
   const schema = relation.schema.toLowerCase();
   if (relation.catalog !== '') return false;
+  if (relation.name.toLowerCase().startsWith(SEARCH_TABLE_PREFIX)) return false;
   if (schema === 'information_schema') return isAllowedInformationSchemaView(relation.name);
   if (schema !== '' && schema !== 'main') return false;
   return !engineRelations.has(relation.name.toLowerCase());

@@ -1,0 +1,80 @@
+/**
+ * `npm run bench:lookup -- --scales 0.01,0.1,1`: the scaling curve of uncached stored lookups. For
+ * each scale, the generator writes full-size inputs (`npm run data:generate`), the real exporter CLI
+ * builds `service.db` with its search index from them, and autocannon drives the runner's own
+ * `POST /v1/lookups` (the path of every lookup the API's short cache has not seen) with a mix of
+ * queries over every stored source, rare and common words alike. Prints req/s, p50, p99 and the
+ * mean `total` of the mix per scale: the goal is latency that follows the matches, not the table.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { TEST_REDIS_URL, uniquePrefix } from '../test/support/harness.ts';
+import { runNode, startNode, stopNode } from '../test/support/spawn.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+/** Exact titles, rare words and common words, so the mix covers short and long posting lists. */
+const MIX = [
+  ['gutenberg', 'the art of war'], ['gutenberg', 'war'], ['gutenberg', 'sleepy hollow'], ['gutenberg', 'history'],
+  ['census', 'york'], ['census', 'doña ana'], ['census', 'county'],
+  ['food', 'butter'], ['food', 'cheese raw'], ['food', 'chicken breast'], ['food', 'babyfood'],
+  ['pwc', 'attention'], ['pwc', 'image segmentation'], ['pwc', 'learning'],
+  ['sec', 'tsla'], ['sec', 'bank'], ['sec', 'royal gold'],
+] as const;
+
+interface Point {
+  scale: number;
+  rows: number;
+  exportSeconds: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  meanTotal: number;
+  non2xx: number;
+}
+
+async function measureScale(scale: number, duration: number, connections: number): Promise<Point> {
+  const dir = await mkdtemp(join(tmpdir(), `uda-lookup-scale-${scale}-`));
+  const input = join(dir, 'input');
+  let runner: Awaited<ReturnType<typeof startNode>> | undefined;
+  try {
+    await runNode(join(ROOT, 'exporter/bench/generate-data.ts'), ['--scale', String(scale), '--out', input]);
+    const started = performance.now();
+    const log = await runNode(join(ROOT, 'exporter/src/main.ts'), [], { DATA_DIR: dir, EXPORT_INPUT_DIR: input, LOG_LEVEL: 'info', EXPORT_DUCKDB_MEMORY_LIMIT: '2GB' });
+    const published = log.split('\n').find((l) => l.includes('export published'));
+    const rows = published ? Number((JSON.parse(published) as { rows: number }).rows) : 0;
+    const exportSeconds = (performance.now() - started) / 1000;
+    runner = await startNode(join(ROOT, 'query-runner/src/main.ts'), {
+      DATA_DIR: dir, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix(), RUNNER_PORT: '0', MANIFEST_POLL_MS: '100', LOG_LEVEL: 'silent',
+    }, (l) => l.includes('"event":"listening"'));
+    const url = (JSON.parse(runner.line) as { url: string }).url;
+    for (let i = 0; i < 600 && !(await fetch(`${url}/readyz`).catch(() => undefined))?.ok; i++) await new Promise((r) => setTimeout(r, 100));
+
+    let totals = 0;
+    for (const [source, keywords] of MIX) {
+      const res = await fetch(`${url}/v1/lookups`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ source, keywords, limit: 10 }) });
+      totals += ((await res.json()) as { total: number }).total;
+    }
+    const requests = MIX.map(([source, keywords]) => ({ method: 'POST' as const, path: '/v1/lookups', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ source, keywords, limit: 10 }) }));
+    await autocannon({ url, connections, duration: 2, requests });
+    const r = await autocannon({ url, connections, duration, requests });
+    return { scale, rows, exportSeconds, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, meanTotal: Math.round(totals / MIX.length), non2xx: r.non2xx };
+  } finally {
+    if (runner) await stopNode(runner.child);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+export async function lookupScalingCurve(scales: readonly number[], duration: number, connections: number): Promise<void> {
+  const points: Point[] = [];
+  for (const scale of scales) points.push(await measureScale(scale, duration, connections));
+  console.log(`\nUncached stored lookups (runner POST /v1/lookups), autocannon ${connections} connections, ${duration} s, ${MIX.length}-query mix`);
+  console.log('scale   rows        export s   req/s   p50 ms  p99 ms  mean total  non-2xx');
+  for (const p of points) {
+    console.log(`${String(p.scale).padEnd(7)} ${String(p.rows).padStart(10)} ${p.exportSeconds.toFixed(0).padStart(9)} ${p.rps.toFixed(0).padStart(7)}  ${String(p.p50).padStart(6)}  ${String(p.p99).padStart(6)}  ${String(p.meanTotal).padStart(10)}  ${String(p.non2xx).padStart(7)}`);
+  }
+  console.log('Goal at scale 1: ≥ 2,000 req/s per runner, p99 < 50 ms at 50 connections.');
+  console.log(`Command: npm run bench:lookup -- --scales ${scales.join(',')}   (BENCH_DURATION_S, BENCH_CONNECTIONS)`);
+}

@@ -1,0 +1,166 @@
+/**
+ * The stored sources' search index, built into `service.db` after the source tables: the same
+ * plain tables DuckDB's `fts` extension would build (it cannot be loaded here), so the runner can
+ * rank lookups with BM25 reading only the posting lists of the query's terms.
+ *
+ * Per source (`searchTable` names them; the `_search_` prefix never collides with a catalog table,
+ * so `sourceOfTable` maps them to no source and they are not billed; they are not exported as files):
+ * - `docs(doc, key…)`: one row per document; `doc` numbers the documents in the source's tie order,
+ *   so "equal score" ties break on `doc`.
+ * - `postings(term, doc, tf, in_primary, norm)`, sorted by term so a term's postings are a few row
+ *   groups: `tf` is the field-weighted term frequency (a title word counts more than an abstract
+ *   word), `in_primary` whether the term is a whole word of a primary field, and `norm` the document's
+ *   BM25 length normalisation `k1 · (1 − b + b · len / avg_len)`, stored per posting so that
+ *   ranking never reads the document table.
+ * - `titles(title, doc)`: the primary texts as space-joined terms, sorted, for exact and prefix matches.
+ * - `stats(documents)`: the collection size for the IDF.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { searchTable, searchTermsSql } from '@uda/shared/search';
+import { quoteIdent } from './database.ts';
+
+/** BM25 parameters (the usual defaults, as in Lucene and DuckDB's `fts`). */
+export const BM25 = { k1: 1.2, b: 0.75 } as const;
+
+interface SearchField {
+  readonly column: string;
+  readonly weight: number;
+  /** A whole-word match here ranks ahead of matches elsewhere (the lookup's "tier 2"). */
+  readonly primary?: boolean;
+}
+
+export interface SearchSpec {
+  readonly source: string;
+  /** Source tables the documents read; the index is skipped when one was not built. */
+  readonly tables: readonly string[];
+  /** A SELECT with the key columns and one text column per field. */
+  readonly documents: string;
+  /** Tie order among equally ranked documents. */
+  readonly order: string;
+  /** Columns kept in `docs` to join a page back to the source tables. */
+  readonly keys: readonly string[];
+  readonly fields: readonly SearchField[];
+  /** Fields whose whole text is compared with the keywords for exact and prefix matches. */
+  readonly titles: readonly string[];
+}
+
+export const SEARCH_SPECS: readonly SearchSpec[] = [
+  {
+    source: 'gutenberg',
+    tables: ['gutenberg'],
+    documents: `SELECT text_id, title,
+        array_to_string(list_transform(authors, lambda a: a.name), '; ') AS author_names,
+        array_to_string(subjects, '; ') AS subjects, array_to_string(bookshelves, '; ') AS bookshelves
+      FROM gutenberg`,
+    order: 'text_id',
+    keys: ['text_id'],
+    fields: [
+      { column: 'title', weight: 3, primary: true },
+      { column: 'author_names', weight: 2, primary: true },
+      { column: 'subjects', weight: 1 },
+      { column: 'bookshelves', weight: 0.5 },
+    ],
+    titles: ['title', 'author_names'],
+  },
+  {
+    source: 'census',
+    tables: ['census_states', 'census_counties'],
+    // `short` is the state or county name alone ("York County"), so it can match exactly or as a prefix.
+    documents: `SELECT name, name AS short, popestimate2023 AS population FROM census_states
+      UNION ALL
+      SELECT ctyname || ', ' || stname, ctyname, popestimate2019 FROM census_counties WHERE sumlev = '050'`,
+    order: 'population DESC NULLS LAST, name',
+    keys: ['name'],
+    fields: [{ column: 'name', weight: 1, primary: true }],
+    titles: ['short', 'name'],
+  },
+  {
+    source: 'food',
+    tables: ['food'],
+    documents: 'SELECT fdc_id, description, category FROM food',
+    order: 'length(description), fdc_id',
+    keys: ['fdc_id'],
+    fields: [
+      { column: 'description', weight: 2, primary: true },
+      { column: 'category', weight: 1 },
+    ],
+    titles: ['description'],
+  },
+  {
+    source: 'pwc',
+    tables: ['pwc_papers'],
+    documents: `SELECT paper_url, date, title, arxiv_id, abstract,
+        array_to_string(authors, '; ') AS authors, array_to_string(tasks, '; ') AS tasks
+      FROM pwc_papers`,
+    order: 'date DESC NULLS LAST, paper_url',
+    keys: ['paper_url'],
+    fields: [
+      { column: 'title', weight: 3, primary: true },
+      // An arXiv id ("1706.03762") is found as its terms and, exactly, through `titles`.
+      { column: 'arxiv_id', weight: 1 },
+      { column: 'authors', weight: 1.5 },
+      { column: 'tasks', weight: 1 },
+      { column: 'abstract', weight: 1 },
+    ],
+    titles: ['title', 'arxiv_id'],
+  },
+  {
+    source: 'sec',
+    tables: ['sec_companies'],
+    documents: 'SELECT ticker, title FROM sec_companies',
+    order: 'length(title), ticker',
+    keys: ['ticker'],
+    fields: [
+      { column: 'title', weight: 1, primary: true },
+      // A ticker ("TSLA") is found as a term and, exactly, through `titles`.
+      { column: 'ticker', weight: 1 },
+    ],
+    titles: ['title', 'ticker'],
+  },
+];
+
+const STAGE = '_search_stage';
+const TERMS = '_search_terms';
+
+/** The `CREATE` statements for one source's index, in order. Temporary tables are dropped at the end. */
+export function searchIndexSql(spec: SearchSpec): string[] {
+  const t = (kind: Parameters<typeof searchTable>[1]) => quoteIdent(searchTable(spec.source, kind));
+  const fieldTerms = spec.fields.map(
+    (f, i) => `SELECT doc, ${i} AS field, unnest(${searchTermsSql(quoteIdent(f.column))}) AS term FROM ${STAGE}`,
+  );
+  const weight = `CASE field ${spec.fields.map((f, i) => `WHEN ${i} THEN ${f.weight}`).join(' ')} END`;
+  const primary = spec.fields.flatMap((f, i) => (f.primary ? [i] : []));
+  const titleTerms = (column: string) => `list_filter(${searchTermsSql(quoteIdent(column))}, lambda x: x <> '')`;
+  return [
+    `CREATE TEMP TABLE ${STAGE} AS SELECT row_number() OVER (ORDER BY ${spec.order})::INTEGER AS doc, * FROM (${spec.documents})`,
+    `CREATE TABLE ${t('docs')} AS SELECT doc, ${spec.keys.map(quoteIdent).join(', ')} FROM ${STAGE} ORDER BY doc`,
+    `CREATE TEMP TABLE ${TERMS} AS
+       SELECT term, doc, sum(${weight})::DOUBLE AS tf, bool_or(field IN (${primary.join(', ') || '-1'})) AS in_primary
+       FROM (${fieldTerms.join(' UNION ALL ')}) WHERE term <> '' GROUP BY term, doc`,
+    `CREATE TABLE ${t('stats')} AS SELECT (SELECT count(*) FROM ${STAGE})::BIGINT AS documents`,
+    `CREATE TABLE ${t('postings')} AS
+       WITH lengths AS (SELECT doc, sum(tf) AS len FROM ${TERMS} GROUP BY doc),
+            average AS (SELECT coalesce(sum(len) / nullif((SELECT documents FROM ${t('stats')}), 0), 1) AS avg_len FROM lengths)
+       SELECT p.term, p.doc, p.tf, p.in_primary,
+              (${BM25.k1} * (1 - ${BM25.b} + ${BM25.b} * l.len / greatest(a.avg_len, 1e-9)))::DOUBLE AS norm
+       FROM ${TERMS} p JOIN lengths l USING (doc) CROSS JOIN average a
+       ORDER BY p.term, p.doc`,
+    `CREATE TABLE ${t('titles')} AS
+       SELECT DISTINCT title, doc FROM (
+         ${spec.titles.map((c) => `SELECT array_to_string(${titleTerms(c)}, ' ') AS title, doc FROM ${STAGE}`).join(' UNION ALL ')})
+       WHERE title <> '' ORDER BY title, doc`,
+    `DROP TABLE ${TERMS}`,
+    `DROP TABLE ${STAGE}`,
+  ];
+}
+
+/** Builds the index of every stored source whose tables are all in the database. Returns the sources indexed. */
+export async function buildSearchIndexes(connection: DuckDBConnection, builtTables: ReadonlySet<string>): Promise<string[]> {
+  const indexed: string[] = [];
+  for (const spec of SEARCH_SPECS) {
+    if (!spec.tables.every((table) => builtTables.has(table))) continue;
+    for (const sql of searchIndexSql(spec)) await connection.run(sql);
+    indexed.push(spec.source);
+  }
+  return indexed;
+}

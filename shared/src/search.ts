@@ -1,0 +1,33 @@
+/**
+ * The search index's vocabulary, shared by the exporter (which builds the index in DuckDB SQL) and
+ * the query-runner (which splits the keywords the same way in TypeScript). A term is a run of
+ * letters and digits, lower-cased, with accents stripped: "Doña Ana" → `dona`, `ana`.
+ *
+ * The two forms must agree, or a query term never meets its postings; `search.test.ts` in the
+ * exporter compares them on the same strings through DuckDB.
+ */
+
+/** Index table names start with this prefix, which no catalog table has (see `sourceOfTable`). */
+export const SEARCH_TABLE_PREFIX = '_search_';
+
+export type SearchTableKind = 'docs' | 'postings' | 'titles' | 'stats';
+
+/** `_search_gutenberg_postings` and so on: one set of index tables per stored source. */
+export function searchTable(source: string, kind: SearchTableKind): string {
+  return `${SEARCH_TABLE_PREFIX}${source}_${kind}`;
+}
+
+/** DuckDB SQL for the terms of a text expression, as a `VARCHAR[]` that may hold empty strings. */
+export function searchTermsSql(expression: string): string {
+  return `regexp_split_to_array(strip_accents(lower(coalesce(${expression}, ''))), '[^\\pL\\pN]+')`;
+}
+
+/** The same terms in TypeScript, empty strings removed, in text order (duplicates kept). */
+export function searchTerms(text: string): string[] {
+  return text
+    .toLowerCase()
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((term) => term !== '');
+}
