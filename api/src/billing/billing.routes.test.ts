@@ -127,4 +127,21 @@ describe('billing on the routes', () => {
     expect(await ledgerOf(stack.ctx, accountId)).toHaveLength(0);
     await api.close();
   });
+
+  it('schema-only SQL costs nothing: DESCRIBE and SHOW of a table, information_schema; SUMMARIZE is billed per row', async () => {
+    const api = await stack.start();
+    const { accountId, apiKey } = await api.account({ tier: 'developer' });
+    const post = (sql: string) => api.get('/api/v1/query', { method: 'POST', key: apiKey, headers: json, body: JSON.stringify({ sql }) });
+    for (const sql of ['DESCRIBE gutenberg', 'SHOW sec_companies', "SELECT column_name FROM information_schema.columns WHERE table_name = 'food'"]) {
+      const res = await post(sql);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { row_count: number }).row_count).toBeGreaterThan(0);
+      expect(res.headers.get('x-credit-cost')).toBe('0');
+    }
+    expect(await ledgerOf(stack.ctx, accountId)).toHaveLength(0);
+    const summary = await post('SUMMARIZE census_states');
+    expect(summary.status).toBe(200);
+    expect(Number(summary.headers.get('x-credit-cost'))).toBeGreaterThan(0);
+    await api.close();
+  });
 });

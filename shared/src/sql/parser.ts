@@ -25,6 +25,11 @@ export interface QueryReferences {
   readonly relations: TableReference[];
   /** `SHOW x` targets without a query (`SHOW TABLES`), unquoted. */
   readonly shows: string[];
+  /**
+   * Relation names whose rows the query reads, lower-case: every relation except those only
+   * described (`DESCRIBE t`, `SHOW t`). SUMMARIZE reads the rows, so its table counts (billing).
+   */
+  readonly readRelations: string[];
 }
 
 export type ParseResult =
@@ -77,7 +82,9 @@ async function parseOn(connection: DuckDBConnection, sql: string): Promise<Parse
   if (!serialized.error) {
     const statements = serialized.statements ?? [];
     const references = collectReferences(statements);
-    const tables = statements.length === 1 ? [...connection.getTableNames(sql, false)] : [];
+    // Billing: only tables whose rows are read; a DESCRIBE or SHOW of a table costs nothing.
+    const read = new Set(references.readRelations);
+    const tables = statements.length === 1 ? [...connection.getTableNames(sql, false)].filter((t) => read.has(t.toLowerCase())) : [];
     return { kind: 'parsed', statementCount: statements.length, isSelect: statements.length > 0, tables, references };
   }
   // Not a plain SELECT list: the statement extractor tells a syntax error from a count of other statements.
@@ -104,25 +111,27 @@ const unquote = (name: string): string => name.replace(/^"(.*)"$/, '$1').replace
 
 /** Every function, table function, relation and SHOW target anywhere in the serialized tree. */
 function collectReferences(statements: unknown[]): QueryReferences {
-  const found: QueryReferences = { functions: [], tableFunctions: [], relations: [], shows: [] };
-  const visit = (node: unknown): void => {
+  const found: QueryReferences = { functions: [], tableFunctions: [], relations: [], shows: [], readRelations: [] };
+  const visit = (node: unknown, schemaOnly = false): void => {
     if (Array.isArray(node)) {
-      for (const item of node) visit(item);
+      for (const item of node) visit(item, schemaOnly);
       return;
     }
     if (!isNode(node)) return;
+    if (node.type === 'SHOW_REF' && node.show_type !== 'SUMMARY') schemaOnly = true;
     if (node.type === 'TABLE_FUNCTION' && isNode(node.function)) {
       found.tableFunctions.push(text(node.function.function_name).toLowerCase());
-      visit(node.function.children);
-      for (const [key, value] of Object.entries(node)) if (key !== 'function') visit(value);
+      visit(node.function.children, schemaOnly);
+      for (const [key, value] of Object.entries(node)) if (key !== 'function') visit(value, schemaOnly);
       return;
     }
     if (node.type === 'BASE_TABLE') {
       found.relations.push({ catalog: text(node.catalog_name), schema: text(node.schema_name), name: text(node.table_name) });
+      if (!schemaOnly) found.readRelations.push(text(node.table_name).toLowerCase());
     }
     if (node.type === 'SHOW_REF' && node.query === null) found.shows.push(unquote(text(node.table_name)));
     if (typeof node.function_name === 'string') found.functions.push(node.function_name.toLowerCase());
-    for (const value of Object.values(node)) visit(value);
+    for (const value of Object.values(node)) visit(value, schemaOnly);
   };
   visit(statements);
   return found;

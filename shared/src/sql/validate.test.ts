@@ -19,10 +19,15 @@ describe('validateSql', () => {
     ['from gutenberg select title', ['gutenberg']],
     ["pivot census_states on name in ('Ohio') using sum(pop)", ['census_states']],
     ['show tables', []],
-    ['describe gutenberg', ['gutenberg']],
+    // Schema-only forms read no rows and are billed nothing (DECISIONS §3); SUMMARIZE reads rows.
+    ['describe gutenberg', []],
+    ['show gutenberg', []],
+    ['select column_name from (describe gutenberg)', []],
+    ['select * from (describe gutenberg) d join sec_companies s on true', ['sec_companies']],
+    ["select column_name from information_schema.columns where table_name = 'gutenberg'", []],
     ['summarize gutenberg', ['gutenberg']],
     ['select 1;', []],
-  ])('accepts %j as one SELECT reading %j', async (sql, tables) => {
+  ])('accepts %j as one SELECT whose billed rows come from %j', async (sql, tables) => {
     const result = await validateSql(sql, parser);
     expect(result.ok).toBe(true);
     if (result.ok) expect([...result.tables].sort()).toEqual(tables);
