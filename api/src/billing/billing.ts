@@ -86,6 +86,7 @@ export interface BillingOptions {
 }
 
 const WAIT_FOR_REFUND_MS = 25;
+const POSITIVE_BALANCE_TTL_MS = 2_000;
 const WINDOW_ATTEMPTS = 200;
 
 export class Billing {
@@ -98,6 +99,8 @@ export class Billing {
   readonly #now: () => number;
   /** Refunds and completions still being written: SIGTERM waits for them (`drain`). */
   readonly #pending = new Set<Promise<unknown>>();
+  /** accountId → a positive balance this pod saw, for the up-front 402 only (`requireCredit`). */
+  readonly #positiveBalances = new Map<string, { micro: number; at: number }>();
   /** Deliveries not ended yet: SIGTERM waits for their responses to close, then ends the rest. */
   readonly #open = new Set<Delivery>();
   #reconciler: NodeJS.Timeout | undefined;
@@ -116,11 +119,24 @@ export class Billing {
     return this.#accounts.balance(accountId);
   }
 
-  /** Rule 4: a request that would create a new charge needs a balance above zero. */
+  /**
+   * Rule 4: a request that would create a new charge needs a balance above zero. A positive balance
+   * this pod saw in the last two seconds is trusted without a database read: at worst a request
+   * does its work and then gets the 402 from the charge itself, which is always authoritative.
+   */
   async requireCredit(payer: Payer): Promise<number> {
+    const seen = this.#positiveBalances.get(payer.accountId);
+    if (seen && this.#now() - seen.at < POSITIVE_BALANCE_TTL_MS) return seen.micro;
     const balance = await this.balance(payer.accountId);
     if (balance <= 0) throw insufficientCredit(balance, 0);
+    this.#rememberPositive(payer.accountId, balance);
     return balance;
+  }
+
+  #rememberPositive(accountId: string, micro: number): void {
+    if (micro <= 0) return void this.#positiveBalances.delete(accountId);
+    if (this.#positiveBalances.size >= 10_000) this.#positiveBalances.clear();
+    this.#positiveBalances.set(accountId, { micro, at: this.#now() });
   }
 
   /**
@@ -155,6 +171,7 @@ export class Billing {
       requestId: spec.requestId,
       queryId: spec.queryId,
     });
+    this.#rememberPositive(payer.accountId, result.balanceMicro);
     if (!result.ok) throw insufficientCredit(result.balanceMicro, spec.costMicro);
     this.#counted(payer, spec, result.chargedMicro);
     return { chargedMicro: result.chargedMicro, balanceMicro: result.balanceMicro };
@@ -195,6 +212,7 @@ export class Billing {
         await undo?.();
         throw error;
       });
+    this.#rememberPositive(payer.accountId, result.balanceMicro);
     if (!result.ok) {
       await undo?.();
       throw insufficientCredit(result.balanceMicro, options.costMicro);
