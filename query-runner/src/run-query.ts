@@ -58,11 +58,11 @@ export async function runAndStore(deps: RunDeps, lease: DatabaseLease, request: 
 /** The query runs in a worker process (`workers/pool.ts`), which also writes the Parquet file. */
 async function executeInWorker(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest, parquetPath: string): Promise<WorkerOutcome> {
   const task = { sql: request.sql, dbPath: lease.database.path, limits: deps.limits, parquetPath };
-  if (request.datasets.length === 0) return deps.pool.run({ ...task, sheets: [] }, deps.shutdown);
+  if (request.datasets.length === 0) return deps.pool.run({ ...task, sheets: [] }, deps.shutdown, request.tenant);
   const folder = join(deps.scratchDir, `sheets-${request.queryId}-${Date.now()}`);
   try {
     const sheets = await downloadSheets(deps.store, request.datasets, folder);
-    return await deps.pool.run({ ...task, sheets }, deps.shutdown);
+    return await deps.pool.run({ ...task, sheets }, deps.shutdown, request.tenant);
   } finally {
     await rm(folder, { recursive: true, force: true });
   }

@@ -28,6 +28,11 @@ export const runQueryRequestSchema = z.object({
   sql: z.string(),
   format: resultFormatSchema.default('json'),
   datasets: z.array(datasetRefSchema).max(20).default([]),
+  /**
+   * An opaque key of the caller (the API sends a hash of the account): the runner's worker pool
+   * gives one tenant at most half its workers, so one caller's runaways never take them all.
+   */
+  tenant: z.string().max(128).optional(),
 });
 export type RunQueryRequest = z.infer<typeof runQueryRequestSchema>;
 

@@ -5,6 +5,7 @@
  * runs the query on the id's runner. It never charges: the caller delivers the result under its
  * `window` with `Billing.deliverWindow`, so the charge happens only once a result exists.
  */
+import { createHash } from 'node:crypto';
 import type { QueryResponse, ResultFormat, ResultMeta } from '@uda/shared/runner-contract';
 import { createSqlParser, type SqlParser, validateSql } from '@uda/shared/sql';
 import type { Tier } from '@uda/shared/catalog';
@@ -72,7 +73,8 @@ export async function runSql(services: SqlServices, caller: SqlCaller, request: 
   let response = await stored(services, queryId, request.format);
   if (!response) {
     const undo = await hooks.beforeExecute?.();
-    response = await services.runners.runQuery({ queryId, sql, format: request.format, datasets: datasets.map(({ name, key }) => ({ name, key })) }).catch(async (error: unknown) => {
+    const run = { queryId, sql, format: request.format, datasets: datasets.map(({ name, key }) => ({ name, key })), tenant: tenantOf(caller.accountId) };
+    response = await services.runners.runQuery(run).catch(async (error: unknown) => {
       const failure = sqlFailure(error);
       if (neverRan(failure)) await undo?.();
       throw failure;
@@ -86,6 +88,11 @@ export async function runSql(services: SqlServices, caller: SqlCaller, request: 
     usage: usageOf(response.result, caller.tier),
     window: sqlWindow(caller.accountId, queryId, response.result.createdAt),
   };
+}
+
+/** The runner's fairness key for an account: opaque, so account ids stay out of the runners. */
+function tenantOf(accountId: string): string {
+  return createHash('sha256').update(accountId).digest('hex').slice(0, 32);
 }
 
 /** The runner refused before running: the request counts toward nothing (DECISIONS §4). */

@@ -35,4 +35,26 @@ describe('query pool', () => {
   it('reports engine errors from the worker as runner errors', async () => {
     await expect(pool.run(task('SELECT nope FROM gutenberg', 'bad'))).rejects.toMatchObject({ code: 'QUERY_INVALID', message: expect.stringContaining('nope') });
   });
+
+  it('gives one tenant at most half the workers: a runaway caller leaves a worker for everyone else', async () => {
+    const fair = createQueryPool({
+      size: 2, maxRssBytes: 2 * 1024 ** 3, killGraceMs: 500, rssPollMs: 100, logger: createLogger({ name: 'pool-fair', level: 'silent' }),
+      sandboxLimits: { memoryLimit: '256MB', threads: 1, maxTempSize: '64MB', tempDirectory: join(dir, 'tmp-fair') },
+    });
+    const settled: string[] = [];
+    const track = (name: string, outcome: Promise<unknown>) => outcome.then(
+      () => settled.push(name),
+      () => settled.push(name),
+    );
+    // Two long queries of one tenant: only one may hold a worker; the other waits for it.
+    const long = { ...limits, timeoutMs: 10_000 };
+    const slow = (name: string) => ({ ...task('SELECT count(*) FROM range(100000000000) a', name), limits: long });
+    const runaways = [track('a1', fair.run(slow('a1'), undefined, 'tenant-a')), track('a2', fair.run(slow('a2'), undefined, 'tenant-a'))];
+    const other = await fair.run(task('SELECT 7 AS n', 'b1'), undefined, 'tenant-b');
+    expect(other.rows).toEqual([{ n: 7 }]);
+    // Without the cap, tenant b would have waited for a runaway's deadline.
+    expect(settled).toEqual([]);
+    await fair.close();
+    await Promise.all(runaways);
+  });
 });

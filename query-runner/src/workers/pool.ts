@@ -5,7 +5,8 @@
  * runner ends by killing the worker: at the deadline plus a short grace, or as soon as the
  * worker's resident memory passes the ceiling. A killed worker is replaced at once. One runaway
  * costs only its own query: other queries run in other workers, and the runner process itself
- * never executes user SQL.
+ * never executes user SQL. One tenant (caller) runs on at most half the workers, so even many
+ * runaways from one caller leave workers for everyone else; its other queries wait their turn.
  */
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -32,7 +33,8 @@ export interface PoolOptions {
 export type PoolTask = Omit<TaskMessage, 'kind' | 'id'>;
 
 export interface QueryPool {
-  run(task: PoolTask, signal?: AbortSignal): Promise<WorkerOutcome>;
+  /** `tenant`: the caller's opaque key; queries without one are not capped. */
+  run(task: PoolTask, signal?: AbortSignal, tenant?: string): Promise<WorkerOutcome>;
   /** Resolves once a worker is started and ready (the bench measures kill → ready). */
   warm(): Promise<void>;
   close(): Promise<void>;
@@ -64,7 +66,17 @@ interface Worker {
 
 export function createQueryPool(options: PoolOptions): QueryPool {
   const workers = new Set<Worker>();
-  const waiting: ((worker: Worker) => void)[] = [];
+  const waiting: { tenant: string | undefined; resolve(worker: Worker): void; reject(error: unknown): void }[] = [];
+  /** Workers each tenant holds now; a tenant at `perTenant` waits even when a worker is idle. */
+  const running = new Map<string, number>();
+  const perTenant = Math.max(1, Math.floor(options.size / 2));
+  const underCap = (tenant: string | undefined) => tenant === undefined || (running.get(tenant) ?? 0) < perTenant;
+  const hold = (tenant: string | undefined, delta: number) => {
+    if (tenant === undefined) return;
+    const count = (running.get(tenant) ?? 0) + delta;
+    if (count > 0) running.set(tenant, count);
+    else running.delete(tenant);
+  };
   let nextId = 1;
   let closed = false;
 
@@ -86,23 +98,31 @@ export function createQueryPool(options: PoolOptions): QueryPool {
     return worker;
   };
 
-  const acquire = async (): Promise<Worker> => {
-    const idle = [...workers].find((w) => !w.busy && isAlive(w));
-    const worker = idle ?? (workers.size < options.size ? spawn() : await new Promise<Worker>((resolve) => waiting.push(resolve)));
-    worker.busy = true;
-    return worker;
+  const acquire = async (tenant: string | undefined): Promise<Worker> => {
+    const idle = underCap(tenant) ? ([...workers].find((w) => !w.busy && isAlive(w)) ?? (workers.size < options.size ? spawn() : undefined)) : undefined;
+    // Counted before any await, so two queries of one tenant cannot both pass the cap.
+    hold(tenant, 1);
+    if (idle) {
+      idle.busy = true;
+      return idle;
+    }
+    hold(tenant, -1);
+    return new Promise<Worker>((resolve, reject) => waiting.push({ tenant, resolve, reject }));
   };
 
-  /** Hands the worker (or a fresh one for a lost worker) straight to the next waiting query. */
-  const release = (worker: Worker, alive: boolean) => {
-    const next = waiting.shift();
-    if (!next) {
+  /** Hands the worker (or a fresh one for a lost worker) straight to the next waiting query that may run. */
+  const release = (worker: Worker, alive: boolean, tenant: string | undefined) => {
+    hold(tenant, -1);
+    const index = closed ? -1 : waiting.findIndex((entry) => underCap(entry.tenant));
+    if (index < 0) {
       worker.busy = false;
       return;
     }
+    const [next] = waiting.splice(index, 1);
     const handed = alive && workers.has(worker) ? worker : spawn();
     handed.busy = true;
-    next(handed);
+    hold(next!.tenant, 1);
+    next!.resolve(handed);
   };
 
   const kill = (worker: Worker, reason: string) => {
@@ -113,9 +133,9 @@ export function createQueryPool(options: PoolOptions): QueryPool {
     worker.child.kill('SIGKILL');
   };
 
-  const run = async (task: PoolTask, signal?: AbortSignal, attempt = 1): Promise<WorkerOutcome> => {
+  const run = async (task: PoolTask, signal?: AbortSignal, tenant?: string, attempt = 1): Promise<WorkerOutcome> => {
     if (closed || signal?.aborted) throw unavailableError('The query runner is shutting down; retry the query.', 1);
-    const worker = await acquire();
+    const worker = await acquire(tenant);
     let alive = true;
     try {
       await worker.ready.catch(() => {
@@ -125,13 +145,16 @@ export function createQueryPool(options: PoolOptions): QueryPool {
       return await runOn(worker, task, signal, () => (alive = false));
     } catch (error) {
       // A worker that died before the task reached it (killed while idle) did not run the query:
-      // run it once more on a fresh worker instead of failing the caller.
-      if (error instanceof NotStarted && attempt === 1) return run(task, signal, attempt + 1);
-      throw error instanceof NotStarted ? error.reported : error;
+      // run it once more on a fresh worker instead of failing the caller (after this worker is
+      // released, so the tenant's cap counts it once).
+      if (!(error instanceof NotStarted)) throw error;
+      if (attempt > 1) throw error.reported;
     } finally {
-      release(worker, alive);
+      release(worker, alive, tenant);
     }
+    return run(task, signal, tenant, attempt + 1);
   };
+
 
   /** One task on one worker, watched: deadline plus grace, memory ceiling, shutdown, a dying worker. */
   const runOn = (worker: Worker, task: PoolTask, signal: AbortSignal | undefined, lost: () => void) =>
@@ -196,6 +219,7 @@ export function createQueryPool(options: PoolOptions): QueryPool {
     },
     async close() {
       closed = true;
+      for (const entry of waiting.splice(0)) entry.reject(unavailableError('The query runner is shutting down; retry the query.', 1));
       const exits = [...workers].map((w) => new Promise<void>((done) => (w.child.exitCode === null ? w.child.once('exit', () => done()) : done())));
       for (const worker of workers) worker.child.kill('SIGKILL');
       await Promise.all(exits);
