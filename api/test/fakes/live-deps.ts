@@ -14,9 +14,10 @@ import { SingleFlight } from '../../src/live/single-flight.ts';
 
 export const TEST_USER_AGENT = 'UnifiedDataAPI/0.1 (live lookups; mailto:tests@example.org)';
 
-// Generous: on a loaded CI machine a 5 MB fake answer can take longer than a tight deadline, which
-// would turn an oversized-body test into a timeout. The timeout tests use a fake that never answers.
-export const testHttp: HttpOptions = { userAgent: TEST_USER_AGENT, timeoutMs: 1500, maxBytes: 5 * 1024 * 1024 };
+// A 1 MB cap under the fakes' 6 MB oversized answers, and a deadline far above the time to read
+// 1 MB: on a loaded CI machine a large answer read against a tight deadline turned an oversized-body
+// test into a timeout. The timeout tests use a fake that never answers.
+export const testHttp: HttpOptions = { userAgent: TEST_USER_AGENT, timeoutMs: 3000, maxBytes: 1024 * 1024 };
 
 const fast = { intervalMs: 0, marginMs: 0, maxWaitMs: 1_000 };
 export const FAST_ETIQUETTE: EtiquetteRules = { wiki: fast, arxiv: fast, stackexchange: fast, pypi: fast, openalex: fast };
