@@ -9,9 +9,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { pino } from 'pino';
 import type { BrowserContext, Page } from 'playwright-core';
-import { type SheetsWorker, startSheetsWorker } from '../../exporter/src/sheets/worker.ts';
+import type { SheetsWorker } from '../../exporter/src/sheets/worker.ts';
+import { startTestSheetsWorker } from '../../api/src/sheets/test/env.ts';
 import type { TestApi } from '../../api/test/support/harness.ts';
 import { type Stack, openStack } from '../../api/test/support/sql-stack.ts';
 import { launchChromium } from '../support/browser.ts';
@@ -33,17 +33,7 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   await buildDashboard();
   stack = await openStack('dashboard');
-  worker = startSheetsWorker({
-    db: stack.ctx.db,
-    store: stack.bucket.store,
-    logger: pino({ level: 'silent' }),
-    settings: {
-      pollMs: 50,
-      leaseSeconds: 60,
-      maxAttempts: 3,
-      limits: { maxBytes: 50 * 1024 * 1024, maxRows: 1_000_000, maxDataBytes: 512 * 1024 * 1024, memoryLimit: '256MB', threads: 1, maxTempSize: '256MB', timeoutMs: 30_000 },
-    },
-  });
+  worker = startTestSheetsWorker(stack.ctx.db, stack.bucket.store);
   api = await stack.start();
   browser = await launchChromium({ permissions: ['clipboard-read', 'clipboard-write'] });
   await browser.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: api.url });

@@ -10,6 +10,21 @@ import { createTestBucket, type TestBucket } from '../../../../test/support/s3.t
 import { type SheetsWorker, startSheetsWorker } from '@uda/exporter/sheets/worker';
 import { type StartOptions, type TestApi, type TestContext, openTestContext } from '../../../test/support/harness.ts';
 
+/** The sheets worker with test settings: fast polling, the product's upload and size limits. */
+export function startTestSheetsWorker(db: TestContext['db'], store: TestBucket['store']): SheetsWorker {
+  return startSheetsWorker({
+    db,
+    store,
+    logger: pino({ level: 'silent' }),
+    settings: {
+      pollMs: 50,
+      leaseSeconds: 60,
+      maxAttempts: 3,
+      limits: { maxBytes: 50 * 1024 * 1024, maxRows: 1_000_000, maxDataBytes: 512 * 1024 * 1024, memoryLimit: '256MB', threads: 1, maxTempSize: '256MB', timeoutMs: 30_000 },
+    },
+  });
+}
+
 export interface SheetEnv {
   readonly ctx: TestContext;
   readonly bucket: TestBucket;
@@ -26,17 +41,7 @@ export async function openSheetEnv(label: string, runnerConfig: Record<string, s
   await publishDatabase(bucket.store, await buildFixtureDb(tempPath('service.db'), { books: 50 }));
   const runner = await startChild(await runnerEnv(bucket.env, { REDIS_KEY_PREFIX: redisPrefix(label), QUERY_TIMEOUT_MS: '30000', ...runnerConfig }));
   await waitReady(runner.url);
-  const worker: SheetsWorker = startSheetsWorker({
-    db: ctx.db,
-    store: bucket.store,
-    logger: pino({ level: 'silent' }),
-    settings: {
-      pollMs: 50,
-      leaseSeconds: 60,
-      maxAttempts: 3,
-      limits: { maxBytes: 50 * 1024 * 1024, maxRows: 1_000_000, maxDataBytes: 512 * 1024 * 1024, memoryLimit: '256MB', threads: 1, maxTempSize: '256MB', timeoutMs: 30_000 },
-    },
-  });
+  const worker = startTestSheetsWorker(ctx.db, bucket.store);
   return {
     ctx,
     bucket,
