@@ -27,32 +27,43 @@ export async function createBenchDatabase(rows: number): Promise<{ dir: string; 
   return { dir, dbPath };
 }
 
-/** Incompressible bytes, written in 1 MB blocks. */
-export async function bigFile(dir: string, megabytes: number): Promise<{ path: string; key: string }> {
-  const path = join(dir, 'big.bin');
+/** A bulk export file of incompressible bytes, written in 1 MB blocks. */
+export interface BenchBlob {
+  readonly name: 'service.csv.zip' | 'service.parquet.zip';
+  readonly path: string;
+  readonly megabytes: number;
+  key: string;
+}
+
+/** The bulk file names the benchmark's export files are published under, one per size. */
+export const BLOB_NAMES = ['service.csv.zip', 'service.parquet.zip'] as const;
+
+export async function bigFile(dir: string, megabytes: number, name: BenchBlob['name']): Promise<BenchBlob> {
+  const path = join(dir, `${name}.bin`);
   const out = createWriteStream(path);
   for (let i = 0; i < megabytes; i++) if (!out.write(randomBytes(1024 * 1024))) await new Promise<void>((r) => out.once('drain', () => r()));
   await new Promise<void>((r) => out.end(() => r()));
-  return { path, key: '' };
+  return { name, path, megabytes, key: '' };
 }
 
-export async function publish(store: ObjectStore, dbPath: string, blob: { path: string; key: string }): Promise<void> {
+export async function publish(store: ObjectStore, dbPath: string, blobs: readonly BenchBlob[]): Promise<void> {
   const version = newVersion(new Date(), randomBytes(3).toString('hex'));
   const db = await store.putFile(`${versionPrefix(version)}service.db`, dbPath);
-  blob.key = `${versionPrefix(version)}service.csv.zip`;
-  const big = await store.putFile(blob.key, blob.path, { contentType: 'application/zip' });
   // The runner checks the database's sha256 after download.
   const file = (name: string, info: { key: string; size: number; etag: string }, format: 'duckdb' | 'zip', type: string, sha256: string) => ({
     name, key: info.key, kind: name === 'service.db' ? 'database' : 'bulk', format, size: info.size, sha256, etag: info.etag, content_type: type,
   });
+  const files = [file('service.db', db, 'duckdb', 'application/octet-stream', await sha256Of(dbPath))];
+  for (const blob of blobs) {
+    blob.key = `${versionPrefix(version)}${blob.name}`;
+    const big = await store.putFile(blob.key, blob.path, { contentType: 'application/zip' });
+    files.push(file(blob.name, { ...big, size: (await stat(blob.path)).size }, 'zip', 'application/zip', await sha256Of(blob.path)));
+  }
   const manifest = manifestSchema.parse({
     version,
     built_at: new Date().toISOString(),
     tables: { gutenberg: { source: 'gutenberg', rows: 0 } },
-    files: [
-      file('service.db', db, 'duckdb', 'application/octet-stream', await sha256Of(dbPath)),
-      file('service.csv.zip', { ...big, size: (await stat(blob.path)).size }, 'zip', 'application/zip', await sha256Of(blob.path)),
-    ],
+    files,
   });
   await store.putBytes(`${versionPrefix(version)}manifest.json`, JSON.stringify(manifest));
   await store.putBytes(MANIFEST_KEY, JSON.stringify(manifest), { contentType: 'application/json' });

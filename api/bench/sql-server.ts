@@ -29,3 +29,5 @@ await services.accounts.addTopoff(account.id, 1_000_000_000_000);
 const apiKey = await services.keys.create(account.id, 'bench');
 const listening = await listen(buildApp(services), 0, '127.0.0.1');
 process.stdout.write(`${JSON.stringify({ url: listening.url, apiKey })}\n`);
+// SIGTERM ends the process normally, so that `--cpu-prof` (BENCH_CPU_PROF) writes its profile.
+process.once('SIGTERM', () => process.exit(0));

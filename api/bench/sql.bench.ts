@@ -5,9 +5,13 @@
  *   2. a 200 MB export download through the API against a direct GET of the same object from the
  *      S3-compatible server (goal ≥ 80%), with the API's peak RSS (goal: flat).
  * Every process is separate: s3rver, one runner, the API, and this client.
- * Env: BENCH_ROWS (2,000,000), BENCH_ITERATIONS (20), BENCH_EXPORT_MB (200), BENCH_DATABASE_URL,
- * BENCH_REDIS_URL, S3_ENDPOINT/S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY (an external S3 instead of s3rver).
+ * Env: BENCH_ROWS (2,000,000), BENCH_ITERATIONS (20), BENCH_EXPORT_MB (200, or a list such as
+ * `50,200` to compare peak RSS across sizes), BENCH_PARTS (`queries,export`), BENCH_CPU_PROF (a
+ * folder: the API and the runner write `--cpu-prof` profiles there when the run ends),
+ * BENCH_DATABASE_URL, BENCH_REDIS_URL, S3_ENDPOINT/S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY (an
+ * external S3 instead of s3rver).
  */
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
@@ -15,11 +19,14 @@ import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3Store } from '@uda/shared/object-store';
 import { postQuery, startChild, waitReady } from '@uda/query-runner/test-support/harness';
-import { benchDatabase, bigFile, createBenchDatabase, publish, spawnJson } from './sql-fixtures.ts';
+import { type BenchBlob, BLOB_NAMES, benchDatabase, bigFile, createBenchDatabase, publish, spawnJson } from './sql-fixtures.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 2_000_000);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 20);
-const EXPORT_MB = Number(process.env.BENCH_EXPORT_MB ?? 200);
+const EXPORT_SIZES_MB = (process.env.BENCH_EXPORT_MB ?? '200').split(',').map(Number);
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'queries,export').split(','));
+const CPU_PROF = process.env.BENCH_CPU_PROF;
+const PROFILE_ARGS = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
 
 const QUERIES = [
@@ -54,6 +61,27 @@ function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 
 const log = (text: string) => process.stderr.write(`${text}\n`);
 
+/** Samples the process's resident set while `work` runs; its peak in MB. */
+async function peakRssDuring(pid: number, work: () => Promise<void>): Promise<number> {
+  let peak = statusKb(pid, 'VmRSS');
+  const timer = setInterval(() => (peak = Math.max(peak, statusKb(pid, 'VmRSS'))), 20);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  return Math.max(peak, statusKb(pid, 'VmRSS')) / 1024;
+}
+
+/** Ends a child so that `--cpu-prof` writes its profile (it does on exit, not on SIGKILL). */
+async function stop(child: ChildProcess): Promise<void> {
+  if (!CPU_PROF || child.exitCode !== null) return void child.kill('SIGKILL');
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+  child.kill('SIGKILL');
+}
+
 async function main(): Promise<void> {
   const s3 = process.env.S3_ENDPOINT
     ? { endpoint: process.env.S3_ENDPOINT, child: undefined }
@@ -69,62 +97,81 @@ async function main(): Promise<void> {
   const credentials = { accessKeyId: s3Env.S3_ACCESS_KEY_ID, secretAccessKey: s3Env.S3_SECRET_ACCESS_KEY };
   await new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials }).send(new CreateBucketCommand({ Bucket: s3Env.S3_BUCKET }));
   const store = new S3Store({ bucket: s3Env.S3_BUCKET, region: 'us-east-1', endpoint: s3.endpoint, ...credentials, forcePathStyle: true, partSizeBytes: 16 * 1024 * 1024 });
-  log(`building the bench database (${ROWS} rows) and a ${EXPORT_MB} MB export file…`);
+  const sizes = PARTS.has('export') ? EXPORT_SIZES_MB.slice(0, BLOB_NAMES.length) : [];
+  log(`building the bench database (${ROWS} rows) and export files of ${sizes.join(', ') || 'no'} MB…`);
   const work = await createBenchDatabase(ROWS);
-  const blob = await bigFile(work.dir, EXPORT_MB);
-  await publish(store, work.dbPath, blob);
+  const blobs: BenchBlob[] = [];
+  for (const [i, megabytes] of sizes.entries()) blobs.push(await bigFile(work.dir, megabytes, BLOB_NAMES[i]!));
+  await publish(store, work.dbPath, blobs);
   log('starting the runner and the API…');
-  const runner = await startChild({ ...s3Env, DATA_DIR: join(work.dir, 'runner'), RUNNER_PORT: '0', LOG_LEVEL: 'warn', MANIFEST_POLL_MS: '500' });
+  const profileEnv: Record<string, string> = CPU_PROF ? { NODE_OPTIONS: PROFILE_ARGS.join(' ') } : {};
+  const runner = await startChild({ ...s3Env, ...profileEnv, DATA_DIR: join(work.dir, 'runner'), RUNNER_PORT: '0', LOG_LEVEL: 'warn', MANIFEST_POLL_MS: '500' });
   log(`runner at ${runner.url}`);
   await waitReady(runner.url, 120_000);
   log('runner ready');
   const database = await benchDatabase();
   const api = await spawnJson<{ url: string; apiKey: string }>(NODE, [
+    ...PROFILE_ARGS,
     join(import.meta.dirname, 'sql-server.ts'),
     JSON.stringify({ ...s3Env, QUERY_RUNNER_URLS: runner.url, DATABASE_URL: database.url, REDIS_URL: database.redisUrl, DATA_DIR: join(work.dir, 'api') }),
   ]);
   try {
     const auth = { authorization: `Bearer ${api.info.apiKey}`, 'content-type': 'application/json' };
-    process.stdout.write(`\nquery latency, median of ${ITERATIONS} uncached runs each (ms)\n`);
-    process.stdout.write(`${'query'.padEnd(16)} ${'runner'.padStart(8)} ${'API'.padStart(8)} ${'overhead'.padStart(9)}\n`);
-    for (const q of QUERIES) {
-      const direct = await timeIt(async () => {
-        const res = await postQuery(runner.url, { queryId: randomUUID(), sql: q.sql, format: 'json' });
-        if (res.status !== 200) throw new Error(`${q.name}: ${JSON.stringify(res.body)}`);
-      });
-      // A fresh comment per run gives a fresh query id, so every API call executes the query.
-      const viaApi = await timeIt(async (i) => {
-        const res = await fetch(`${api.info.url}/api/v1/query`, { method: 'POST', headers: auth, body: JSON.stringify({ sql: `/* ${randomUUID()} ${i} */ ${q.sql}` }) });
-        if (res.status !== 200) throw new Error(`${q.name}: ${await res.text()}`);
-        await res.arrayBuffer();
-      });
-      process.stdout.write(`${q.name.padEnd(16)} ${direct.toFixed(1).padStart(8)} ${viaApi.toFixed(1).padStart(8)} ${`${((100 * (viaApi - direct)) / direct).toFixed(1)}%`.padStart(9)}\n`);
-    }
-    const rssBefore = statusKb(api.child.pid!, 'VmRSS');
-    const speeds = { api: [] as number[], s3: [] as number[] };
-    for (let i = 0; i < 3; i++) {
-      let start = performance.now();
-      const bytes = await drain(await fetch(`${api.info.url}/api/v1/export/service.csv.zip`, { headers: auth }));
-      speeds.api.push(bytes / 1e6 / ((performance.now() - start) / 1000));
-      start = performance.now();
-      const object = (await store.get(blob.key))!;
-      let direct = 0;
-      for await (const chunk of object.body) direct += (chunk as Buffer).length;
-      speeds.s3.push(direct / 1e6 / ((performance.now() - start) / 1000));
-    }
-    const apiMbS = median(speeds.api);
-    const s3MbS = median(speeds.s3);
-    process.stdout.write(`\n${EXPORT_MB} MB export download, median of 3 (MB/s)\n`);
-    process.stdout.write(`through the API ${apiMbS.toFixed(0)}, direct from S3 ${s3MbS.toFixed(0)}: ${((100 * apiMbS) / s3MbS).toFixed(0)}% of direct\n`);
-    process.stdout.write(`API RSS before downloads ${(rssBefore / 1024).toFixed(0)} MB, peak over the whole run (VmHWM) ${(statusKb(api.child.pid!, 'VmHWM') / 1024).toFixed(0)} MB\n`);
-    process.stdout.write(`\ncommand: npm run bench:sql (BENCH_ROWS=${ROWS}, BENCH_ITERATIONS=${ITERATIONS}, BENCH_EXPORT_MB=${EXPORT_MB}); S3 ${s3.endpoint}\n`);
+    if (PARTS.has('queries')) await benchQueries(runner.url, api.info.url, auth);
+    if (blobs.length > 0) await benchExports(store, api.info.url, api.child.pid!, auth, blobs);
+    process.stdout.write(
+      `\ncommand: npm run bench:sql (BENCH_ROWS=${ROWS}, BENCH_ITERATIONS=${ITERATIONS}, BENCH_EXPORT_MB=${sizes.join(',')}, BENCH_PARTS=${[...PARTS].join(',')}); S3 ${s3.endpoint}\n`,
+    );
   } finally {
-    api.child.kill('SIGKILL');
-    runner.child.kill('SIGKILL');
+    await Promise.all([stop(api.child), stop(runner.child)]);
     s3.child?.kill('SIGKILL');
     await database.drop();
     await rm(work.dir, { recursive: true, force: true });
   }
+}
+
+async function benchQueries(runnerUrl: string, apiUrl: string, auth: Record<string, string>): Promise<void> {
+  process.stdout.write(`\nquery latency, median of ${ITERATIONS} uncached runs each (ms)\n`);
+  process.stdout.write(`${'query'.padEnd(16)} ${'runner'.padStart(8)} ${'API'.padStart(8)} ${'overhead'.padStart(9)} ${'added'.padStart(8)}\n`);
+  for (const q of QUERIES) {
+    const direct = await timeIt(async () => {
+      const res = await postQuery(runnerUrl, { queryId: randomUUID(), sql: q.sql, format: 'json' });
+      if (res.status !== 200) throw new Error(`${q.name}: ${JSON.stringify(res.body)}`);
+    });
+    // A fresh comment per run gives a fresh query id, so every API call executes the query.
+    const viaApi = await timeIt(async (i) => {
+      const res = await fetch(`${apiUrl}/api/v1/query`, { method: 'POST', headers: auth, body: JSON.stringify({ sql: `/* ${randomUUID()} ${i} */ ${q.sql}` }) });
+      if (res.status !== 200) throw new Error(`${q.name}: ${await res.text()}`);
+      await res.arrayBuffer();
+    });
+    const overhead = `${((100 * (viaApi - direct)) / direct).toFixed(1)}%`;
+    process.stdout.write(`${q.name.padEnd(16)} ${direct.toFixed(1).padStart(8)} ${viaApi.toFixed(1).padStart(8)} ${overhead.padStart(9)} ${(viaApi - direct).toFixed(1).padStart(8)}\n`);
+  }
+}
+
+async function benchExports(store: S3Store, apiUrl: string, apiPid: number, auth: Record<string, string>, blobs: readonly BenchBlob[]): Promise<void> {
+  for (const blob of blobs) {
+    const rssBefore = statusKb(apiPid, 'VmRSS') / 1024;
+    const speeds = { api: [] as number[], s3: [] as number[] };
+    const peak = await peakRssDuring(apiPid, async () => {
+      for (let i = 0; i < 3; i++) {
+        let start = performance.now();
+        const bytes = await drain(await fetch(`${apiUrl}/api/v1/export/${blob.name}`, { headers: auth }));
+        speeds.api.push(bytes / 1e6 / ((performance.now() - start) / 1000));
+        start = performance.now();
+        const object = (await store.get(blob.key))!;
+        let direct = 0;
+        for await (const chunk of object.body) direct += (chunk as Buffer).length;
+        speeds.s3.push(direct / 1e6 / ((performance.now() - start) / 1000));
+      }
+    });
+    const apiMbS = median(speeds.api);
+    const s3MbS = median(speeds.s3);
+    process.stdout.write(`\n${blob.megabytes} MB export download, median of 3 (MB/s)\n`);
+    process.stdout.write(`through the API ${apiMbS.toFixed(0)}, direct from S3 ${s3MbS.toFixed(0)}: ${((100 * apiMbS) / s3MbS).toFixed(0)}% of direct\n`);
+    process.stdout.write(`API RSS before these downloads ${rssBefore.toFixed(0)} MB, peak during them ${peak.toFixed(0)} MB\n`);
+  }
+  process.stdout.write(`API peak RSS over the whole run (VmHWM) ${(statusKb(apiPid, 'VmHWM') / 1024).toFixed(0)} MB\n`);
 }
 
 await main();
