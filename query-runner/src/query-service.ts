@@ -4,7 +4,7 @@
  */
 import { allTables } from '@uda/shared/catalog';
 import type { Logger } from '@uda/shared/logger';
-import type { QueryResponse, ResultFormat, ResultMeta, RunQueryRequest } from '@uda/shared/runner-contract';
+import type { QueryResultHead, ResultFormat, ResultMeta, RunQueryRequest } from '@uda/shared/runner-contract';
 import { validateSql } from '@uda/shared/sql';
 import type { SqlParser } from '@uda/shared/sql';
 import type { Coordination } from './coordination.ts';
@@ -27,6 +27,12 @@ export interface QueryServiceDeps extends RunDeps {
   readonly logger: Logger;
 }
 
+/** An answer: the head, and for format `json` the rows' JSON array text, served as it was stored. */
+export interface ServedResult {
+  readonly head: QueryResultHead;
+  readonly rowsJson?: Buffer;
+}
+
 const CATALOG_TABLES = new Set(allTables());
 const BUSY_RETRY_CAP_S = 5;
 
@@ -37,7 +43,7 @@ export class QueryService {
     this.deps = deps;
   }
 
-  async run(request: RunQueryRequest): Promise<QueryResponse> {
+  async run(request: RunQueryRequest): Promise<ServedResult> {
     const tables = await this.validate(request);
     const stored = await this.deps.coordination.index.get(request.queryId);
     if (stored) return this.serveStored(stored, request.format);
@@ -45,7 +51,7 @@ export class QueryService {
   }
 
   /** `GET /v1/results/:queryId/:format`: a stored result only; never runs SQL. */
-  async stored(queryId: string, format: ResultFormat): Promise<QueryResponse> {
+  async stored(queryId: string, format: ResultFormat): Promise<ServedResult> {
     const meta = await this.deps.coordination.index.get(queryId);
     if (!meta) throw new RunnerError('RESULT_NOT_FOUND', 'No stored result for this query id; run the query first.');
     return this.serveStored(meta, format);
@@ -60,7 +66,7 @@ export class QueryService {
     throw new RunnerError('QUERY_INVALID', result.message);
   }
 
-  private async runLocked(request: RunQueryRequest, tables: string[]): Promise<QueryResponse> {
+  private async runLocked(request: RunQueryRequest, tables: string[]): Promise<ServedResult> {
     const attempt = await this.deps.coordination.locks.acquire(request.queryId, this.deps.lockTtlMs);
     // The lock's remaining life bounds the wait, but most queries end well before it: hint a short
     // retry, which then finds the stored result.
@@ -75,7 +81,7 @@ export class QueryService {
     }
   }
 
-  private async execute(request: RunQueryRequest, tables: string[]): Promise<QueryResponse> {
+  private async execute(request: RunQueryRequest, tables: string[]): Promise<ServedResult> {
     const lease = this.deps.databases.lease();
     if (!lease) throw unavailableError('The query service is starting and has no database open yet.');
     try {
@@ -83,17 +89,17 @@ export class QueryService {
       const outcome = await runAndStore(this.deps, lease, request, tables);
       await this.deps.coordination.index.put(outcome.meta);
       const served = await this.ensureFormat(outcome.meta, request.format);
-      return { cached: false, format: request.format, result: served, ...(request.format === 'json' ? { rows: outcome.rows } : {}) };
+      return { head: { cached: false, format: request.format, result: served }, ...(outcome.rowsJson ? { rowsJson: outcome.rowsJson } : {}) };
     } finally {
       lease.release();
     }
   }
 
-  private async serveStored(meta: ResultMeta, format: ResultFormat): Promise<QueryResponse> {
+  private async serveStored(meta: ResultMeta, format: ResultFormat): Promise<ServedResult> {
     this.deps.metrics.cacheHits.inc();
     const served = await this.ensureFormat(meta, format);
-    const rows = format === 'json' && served.objects.json ? await this.deps.results.readRows(served.objects.json) : undefined;
-    return { cached: true, format, result: served, ...(rows ? { rows } : {}) };
+    const rowsJson = format === 'json' && served.objects.json ? await this.deps.results.readRows(served.objects.json) : undefined;
+    return { head: { cached: true, format, result: served }, ...(rowsJson ? { rowsJson } : {}) };
   }
 
   /** CSV and JSON are produced on first request and recorded in the index for every runner. */

@@ -23,6 +23,11 @@ export function resultKey(queryId: string, createdAtMs: number, format: ResultFo
   return `results/${queryId}/${createdAtMs}/result.${format}`;
 }
 
+/** Rows as the JSON array text that is stored and served. */
+export function rowsJson(rows: readonly Record<string, unknown>[]): Buffer {
+  return Buffer.from(JSON.stringify(rows));
+}
+
 export interface ResultStoreOptions {
   readonly store: ObjectStore;
   readonly writer: ResultWriter;
@@ -45,19 +50,20 @@ export class ResultStore {
     return { key, size: info.size, etag: info.etag, contentType: CONTENT_TYPES[format] };
   }
 
-  async putRows(key: string, rows: readonly Record<string, unknown>[]): Promise<StoredObject> {
-    const bytes = JSON.stringify(rows);
-    if (Buffer.byteLength(bytes) > this.options.maxBytes) throw tooLargeError(this.options.maxBytes);
-    const info = await this.options.store.putBytes(key, bytes, { contentType: CONTENT_TYPES.json });
+  /** Stores the rows' JSON array text (`rowsJson`), the bytes every later read serves as they are. */
+  async putRows(key: string, rowsJson: Buffer): Promise<StoredObject> {
+    if (rowsJson.length > this.options.maxBytes) throw tooLargeError(this.options.maxBytes);
+    const info = await this.options.store.putBytes(key, rowsJson, { contentType: CONTENT_TYPES.json });
     return { key, size: info.size, etag: info.etag, contentType: CONTENT_TYPES.json };
   }
 
-  async readRows(object: StoredObject): Promise<Record<string, unknown>[]> {
+  /** The stored rows' JSON text, unparsed: the runner passes it on as it is. */
+  async readRows(object: StoredObject): Promise<Buffer> {
     const body = await this.options.store.get(object.key);
     if (!body) throw new Error(`stored result ${object.key} is missing`);
     const chunks: Buffer[] = [];
     for await (const chunk of body.body) chunks.push(Buffer.from(chunk as Uint8Array));
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>[];
+    return Buffer.concat(chunks);
   }
 
   /** Produces a missing CSV or JSON object from the stored Parquet; returns the updated entry. */
@@ -73,7 +79,7 @@ export class ResultStore {
       const object =
         format === 'csv'
           ? (await this.options.writer.parquetToCsv(parquetPath, outPath), await this.putFile(key, outPath, 'csv'))
-          : await this.putRows(key, await this.options.writer.parquetToRows(parquetPath));
+          : await this.putRows(key, rowsJson(await this.options.writer.parquetToRows(parquetPath)));
       return { ...meta, objects: { ...meta.objects, [format]: object } };
     } finally {
       await rm(parquetPath, { force: true });

@@ -14,7 +14,7 @@ import { rowsBySource } from '@uda/shared/sql';
 import type { DatabaseLease } from './database-manager.ts';
 import { RunnerError } from './errors.ts';
 import type { ExecutionLimits } from './execute.ts';
-import { resultKey } from './result-store.ts';
+import { resultKey, rowsJson } from './result-store.ts';
 import type { ResultStore } from './result-store.ts';
 import type { QueryPool } from './workers/pool.ts';
 import type { WorkerOutcome } from './workers/protocol.ts';
@@ -32,7 +32,8 @@ export interface RunDeps {
 
 export interface RunOutcome {
   readonly meta: ResultMeta;
-  readonly rows: Record<string, unknown>[];
+  /** Format `json` only: the rows' JSON array text, made once for the store and the answer. */
+  readonly rowsJson?: Buffer;
 }
 
 export async function runAndStore(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest, tables: string[]): Promise<RunOutcome> {
@@ -40,7 +41,8 @@ export async function runAndStore(deps: RunDeps, lease: DatabaseLease, request: 
   const parquetPath = join(deps.scratchDir, `${request.queryId}-${createdAt}.parquet`);
   try {
     const execution = await executeInWorker(deps, lease, request, parquetPath);
-    const meta = await store(deps, request, execution, createdAt, parquetPath);
+    const json = request.format === 'json' ? rowsJson(execution.rows) : undefined;
+    const meta = await store(deps, request, execution, createdAt, parquetPath, json);
     return {
       meta: {
         ...meta,
@@ -48,7 +50,7 @@ export async function runAndStore(deps: RunDeps, lease: DatabaseLease, request: 
         rowsBySource: rowsBySource(tables, execution.rows.length),
         dataVersion: lease.database.version,
       },
-      rows: execution.rows,
+      ...(json ? { rowsJson: json } : {}),
     };
   } finally {
     await rm(parquetPath, { force: true });
@@ -81,10 +83,10 @@ async function downloadSheets(store: ObjectStore, datasets: RunQueryRequest['dat
   );
 }
 
-async function store(deps: RunDeps, request: RunQueryRequest, execution: WorkerOutcome, createdAt: number, parquetPath: string) {
+async function store(deps: RunDeps, request: RunQueryRequest, execution: WorkerOutcome, createdAt: number, parquetPath: string, rows: Buffer | undefined) {
   const [parquet, json] = await Promise.all([
     deps.results.putFile(resultKey(request.queryId, createdAt, 'parquet'), parquetPath, 'parquet'),
-    request.format === 'json' ? deps.results.putRows(resultKey(request.queryId, createdAt, 'json'), execution.rows) : undefined,
+    rows ? deps.results.putRows(resultKey(request.queryId, createdAt, 'json'), rows) : undefined,
   ]);
   return baseMeta(request, execution, createdAt, deps.resultTtlMs, { parquet, ...(json ? { json } : {}) });
 }

@@ -79,6 +79,16 @@ export const queryResponseSchema = z.object({
 });
 export type QueryResponse = z.infer<typeof queryResponseSchema>;
 
+/**
+ * The same answer as a result envelope, for a caller that sends `Accept: RESULT_ENVELOPE_TYPE` (the
+ * API): line one is this head as JSON, and the rest of the body is the rows' JSON array text (format
+ * `json` only), so the API can pass the rows on as bytes without parsing them. The API prices the
+ * result from the head (`rowCount`, `rowsBySource`).
+ */
+export const RESULT_ENVELOPE_TYPE = 'application/vnd.uda.query-result';
+export const queryResultHeadSchema = queryResponseSchema.omit({ rows: true });
+export type QueryResultHead = z.infer<typeof queryResultHeadSchema>;
+
 export const RUNNER_ERROR_CODES = [
   'QUERY_INVALID',
   'QUERY_TIMEOUT',

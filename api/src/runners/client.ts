@@ -4,14 +4,18 @@
  * Routing: the query id's rendezvous owner first. We move on to the next runner only when the
  * connection was refused, that is before the request was sent, so a query never runs twice.
  * Anything else (a reset, a timeout, a runner dying mid-query) is QUERY_BACKEND_UNAVAILABLE.
+ * Query answers come as the result envelope: the head is checked, the rows stay JSON text.
  */
+import { z } from 'zod';
 import {
   lookupResponseSchema,
   type LookupRequest,
   type LookupResponse,
-  queryResponseSchema,
+  queryResultHeadSchema,
+  type QueryResultHead,
+  RESULT_ENVELOPE_TYPE,
+  rowSchema,
   runnerErrorSchema,
-  type QueryResponse,
   type ResultFormat,
   type RunQueryRequest,
   type RunnerErrorCode,
@@ -34,6 +38,16 @@ export class RunnerCallError extends Error {
   }
 }
 
+/** A runner's answer to a query: the checked head, and for format `json` the rows' JSON array text. */
+export interface RunnerResult extends QueryResultHead {
+  readonly rowsJson?: Buffer;
+}
+
+/** The rows as objects, for the few callers that look into them (sheet queries). */
+export function rowsOf(result: RunnerResult): Record<string, unknown>[] {
+  return result.rowsJson ? z.array(rowSchema).parse(JSON.parse(result.rowsJson.toString('utf8'))) : [];
+}
+
 export interface RunnerClientOptions {
   readonly pool: RunnerPool;
   /** Longer than the runner's own query time limit, so that the runner reports the timeout. */
@@ -49,39 +63,35 @@ export class RunnerClient {
     this.options = options;
   }
 
-  runQuery(request: RunQueryRequest): Promise<QueryResponse> {
-    return this.call(request.queryId, '/v1/queries', { method: 'POST', body: JSON.stringify(request) });
+  /** The stored result while its window is open, otherwise the query runs: one call either way. */
+  runQuery(request: RunQueryRequest): Promise<RunnerResult> {
+    return this.call(request.queryId, '/v1/queries', { method: 'POST', body: JSON.stringify(request) }, resultOf);
   }
 
-  /** A stored result in a format, produced lazily by the runner on first ask. */
-  storedResult(queryId: string, format: ResultFormat): Promise<QueryResponse> {
-    return this.call(queryId, `/v1/results/${encodeURIComponent(queryId)}/${format}`, { method: 'GET' });
+  /** A stored result in a format, produced lazily by the runner on first ask; never runs SQL. */
+  storedResult(queryId: string, format: ResultFormat): Promise<RunnerResult> {
+    return this.call(queryId, `/v1/results/${encodeURIComponent(queryId)}/${format}`, { method: 'GET' }, resultOf);
   }
 
   /** A stored-source keyword lookup; any runner can answer it, so it is routed by its text. */
   lookup(request: LookupRequest): Promise<LookupResponse> {
     const route = `${request.source}\n${request.keywords}`;
-    return this.call(route, '/v1/lookups', { method: 'POST', body: JSON.stringify(request) }, (body) => lookupResponseSchema.parse(body));
+    return this.call(route, '/v1/lookups', { method: 'POST', body: JSON.stringify(request) }, jsonOf(lookupResponseSchema));
   }
 
   /** Keyword search of one connected sheet; any runner can answer it, so it is routed by its object key. */
   searchSheet(request: SheetSearchRequest): Promise<SheetSearchResponse> {
-    return this.call(request.key, '/v1/sheets/search', { method: 'POST', body: JSON.stringify(request) }, (body) => sheetSearchResponseSchema.parse(body));
+    return this.call(request.key, '/v1/sheets/search', { method: 'POST', body: JSON.stringify(request) }, jsonOf(sheetSearchResponseSchema));
   }
 
-  private async call<T = QueryResponse>(
-    routeKey: string,
-    path: string,
-    init: { method: string; body?: string },
-    parse: (body: unknown) => T = (body) => queryResponseSchema.parse(body) as T,
-  ): Promise<T> {
+  private async call<T>(routeKey: string, path: string, init: { method: string; body?: string }, parse: (body: Buffer) => T): Promise<T> {
     const runners = rankRunners(routeKey, this.options.pool.ready());
     for (const runner of runners) {
       let response: Response;
       try {
         response = await fetch(`${runner}${path}`, {
           ...init,
-          headers: { 'Content-Type': 'application/json' },
+          headers: { 'Content-Type': 'application/json', Accept: `${RESULT_ENVELOPE_TYPE}, application/json` },
           signal: AbortSignal.timeout(this.options.requestTimeoutMs),
         });
       } catch (error) {
@@ -93,10 +103,10 @@ export class RunnerClient {
     throw this.unavailable();
   }
 
-  private async parse<T>(response: Response, parse: (body: unknown) => T): Promise<T> {
-    let body: unknown;
+  private async parse<T>(response: Response, parse: (body: Buffer) => T): Promise<T> {
+    let body: Buffer;
     try {
-      body = await response.json();
+      body = Buffer.from(await response.arrayBuffer());
     } catch {
       throw this.unavailable();
     }
@@ -107,7 +117,7 @@ export class RunnerClient {
         throw new RunnerCallError('INTERNAL', 'the query-runner sent a malformed result');
       }
     }
-    const error = runnerErrorSchema.safeParse(body);
+    const error = runnerErrorSchema.safeParse(parsedJson(body));
     if (!error.success) throw this.unavailable();
     throw new RunnerCallError(error.data.code, error.data.message, error.data.retryAfterSeconds);
   }
@@ -119,6 +129,27 @@ export class RunnerClient {
       this.options.unavailableRetryAfterSeconds ?? 5,
     );
   }
+}
+
+function jsonOf<T>(schema: z.ZodType<T>): (body: Buffer) => T {
+  return (body) => schema.parse(JSON.parse(body.toString('utf8')));
+}
+
+function parsedJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The result envelope: line one is the head; the rest, when there is any, the rows' JSON text. */
+function resultOf(body: Buffer): RunnerResult {
+  const newline = body.indexOf(0x0a);
+  if (newline < 0) throw new Error('not a result envelope');
+  const head = queryResultHeadSchema.parse(JSON.parse(body.subarray(0, newline).toString('utf8')));
+  const rows = body.subarray(newline + 1);
+  return rows.length > 0 ? { ...head, rowsJson: rows } : head;
 }
 
 function connectionRefused(error: unknown): boolean {

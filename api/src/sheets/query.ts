@@ -4,7 +4,7 @@
  * `/api/v1/query`.
  */
 import { allTables } from '@uda/shared/catalog';
-import type { RunnerClient } from '../runners/client.ts';
+import { type RunnerClient, rowsOf } from '../runners/client.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { queryIdOf } from '../sql/query-id.ts';
@@ -59,7 +59,7 @@ export async function querySheet(
   if (response.result.tables.some((table) => PUBLIC_TABLES.has(table))) {
     throw new ApiError(ErrorCode.QUERY_INVALID, { message: 'Sheet queries read only the sheet; join public tables through /api/v1/query with datasetIds.' });
   }
-  const rows = response.rows ?? [];
+  const rows = rowsOf(response);
   return { row_count: rows.length, rows, sql_executed: response.result.sqlExecuted };
 }
 

@@ -1,18 +1,23 @@
 /**
  * The SQL core shared by `POST /api/v1/query`, the CSV and Parquet GET routes, and the MCP
  * `run_sql` tool (STYLE §7: handlers only translate). It validates in the API before any runner
- * call, computes the query id, serves a stored result inside the 5-minute window, and otherwise
- * runs the query on the id's runner. It never charges: the caller delivers the result under its
+ * call, computes the query id, and makes one runner call, which serves the stored result inside the
+ * 5-minute window or runs the query. It never charges: the caller delivers the result under its
  * `window` with `Billing.deliverWindow`, so the charge happens only once a result exists.
+ *
+ * The up-front checks of a query that runs (402, daily cap: `beforeExecute`) are taken before that
+ * one call, and given back when the runner answers from the store: a stored result never needs
+ * credit and never counts. When a check refuses, a stored result is still served (a stored-only
+ * call); only a query that would have to run gets the refusal.
  */
 import { createHash } from 'node:crypto';
-import type { QueryResponse, ResultFormat, ResultMeta } from '@uda/shared/runner-contract';
+import type { ResultFormat, ResultMeta, RunQueryRequest } from '@uda/shared/runner-contract';
 import { createSqlParser, type SqlParser, validateSql } from '@uda/shared/sql';
 import type { Tier } from '@uda/shared/catalog';
 import { type WindowSpec, sqlWindow } from '../billing/charge-keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
-import { RunnerCallError } from '../runners/client.ts';
+import { RunnerCallError, type RunnerResult } from '../runners/client.ts';
 import type { Services } from '../services.ts';
 import { exportVersionOf } from './export-version.ts';
 import { queryIdOf } from './query-id.ts';
@@ -50,8 +55,8 @@ export interface SqlResult {
   /** Served from the stored result of an earlier request in the window. */
   readonly cached: boolean;
   readonly meta: ResultMeta;
-  /** Format `json` only: at most 1,000 row objects. */
-  readonly rows?: readonly Record<string, unknown>[];
+  /** Format `json` only: the JSON array text of at most 1,000 row objects, as the runner stored it. */
+  readonly rowsJson?: Buffer;
   /** What the result costs this caller, charged once per `window`. */
   readonly usage: SqlUsage;
   readonly window: WindowSpec;
@@ -70,24 +75,35 @@ export async function runSql(services: SqlServices, caller: SqlCaller, request: 
   });
   const versions = datasets.map((d) => ({ id: d.id, version: String(d.version) }));
   const queryId = queryIdOf({ accountId: caller.accountId, sql, datasets: versions, exportVersion });
-  let response = await stored(services, queryId, request.format);
-  if (!response) {
-    const undo = await hooks.beforeExecute?.();
-    const run = { queryId, sql, format: request.format, datasets: datasets.map(({ name, key }) => ({ name, key })), tenant: tenantOf(caller.accountId) };
-    response = await services.runners.runQuery(run).catch(async (error: unknown) => {
-      const failure = sqlFailure(error);
-      if (neverRan(failure)) await undo?.();
-      throw failure;
-    });
-  }
+  const run = { queryId, sql, format: request.format, datasets: datasets.map(({ name, key }) => ({ name, key })), tenant: tenantOf(caller.accountId) };
+  const response = await storedOrRun(services, run, hooks);
   return {
     queryId,
     cached: response.cached,
     meta: response.result,
-    ...(response.rows ? { rows: response.rows } : {}),
+    ...(response.rowsJson ? { rowsJson: response.rowsJson } : {}),
     usage: usageOf(response.result, caller.tier),
     window: sqlWindow(caller.accountId, queryId, response.result.createdAt),
   };
+}
+
+/** One runner call: the stored result or a run, with the run's checks taken first (see the top). */
+async function storedOrRun(services: SqlServices, run: RunQueryRequest, hooks: RunSqlHooks): Promise<RunnerResult> {
+  let undo: Undo | void;
+  try {
+    undo = await hooks.beforeExecute?.();
+  } catch (refusal) {
+    const response = await stored(services, run.queryId, run.format);
+    if (!response) throw refusal;
+    return response;
+  }
+  const response = await services.runners.runQuery(run).catch(async (error: unknown) => {
+    const failure = sqlFailure(error);
+    if (neverRan(failure)) await undo?.();
+    throw failure;
+  });
+  if (response.cached) await undo?.();
+  return response;
 }
 
 /** The runner's fairness key for an account: opaque, so account ids stay out of the runners. */
@@ -101,7 +117,7 @@ function neverRan(failure: ApiError): boolean {
 }
 
 /** The stored result while the window is open; undefined when the query has to run. */
-async function stored(services: SqlServices, queryId: string, format: ResultFormat): Promise<QueryResponse | undefined> {
+async function stored(services: SqlServices, queryId: string, format: ResultFormat): Promise<RunnerResult | undefined> {
   try {
     return await services.runners.storedResult(queryId, format);
   } catch (error) {

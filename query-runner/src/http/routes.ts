@@ -1,19 +1,22 @@
 /**
  * The runner's internal HTTP API, every route in one list (STYLE §1). Handlers only translate:
- * zod in, QueryService call, zod-checked JSON out. Errors go to the one error handler.
+ * zod in, QueryService call, zod-checked JSON out. Errors go to the one error handler. Query
+ * answers carry their rows as the stored JSON text, spliced in unparsed: plain JSON by default,
+ * the result envelope (`RESULT_ENVELOPE_TYPE`) for a caller that asks for it.
  */
 import express from 'express';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { Logger } from '@uda/shared/logger';
-import { lookupRequestSchema, lookupResponseSchema, queryResponseSchema, resultFormatSchema, runQueryRequestSchema } from '@uda/shared/runner-contract';
+import { lookupRequestSchema, lookupResponseSchema, queryResultHeadSchema, RESULT_ENVELOPE_TYPE, resultFormatSchema, runQueryRequestSchema } from '@uda/shared/runner-contract';
+import { jsonWithRawField } from '@uda/shared/raw-json';
 import { sheetSearchRequestSchema, sheetSearchResponseSchema } from '@uda/shared/runner-contract';
 import type { SheetSearchRequest, SheetSearchResponse } from '@uda/shared/runner-contract';
 import { z } from 'zod';
 import { ObjectStoreError } from '@uda/shared/object-store';
 import { RunnerError, SANDBOX_REFUSAL_MESSAGE, unavailableError } from '../errors.ts';
 import type { RunnerMetrics } from '../metrics.ts';
-import type { QueryService } from '../query-service.ts';
-import type { LookupRequest, LookupResponse } from '@uda/shared/runner-contract';
+import type { QueryService, ServedResult } from '../query-service.ts';
+import type { LookupRequest, LookupResponse, QueryResultHead } from '@uda/shared/runner-contract';
 
 export interface AppDeps {
   readonly service: QueryService;
@@ -74,19 +77,30 @@ export function metricsHandler(metrics: RunnerMetrics) {
   };
 }
 
-/** Runs a handler, records its duration by outcome, and validates the response shape. */
-function timed(deps: AppDeps, handler: (req: Request) => Promise<unknown>) {
+/** Runs a handler, records its duration by outcome, and validates the response head. */
+function timed(deps: AppDeps, handler: (req: Request) => Promise<ServedResult>) {
   return async function timedRoute(req: Request, res: Response) {
     const stop = deps.metrics.duration.startTimer();
     try {
-      const body = queryResponseSchema.parse(await handler(req));
-      stop({ outcome: body.cached ? 'cached' : 'ok' });
-      res.json(body);
+      const served = await handler(req);
+      const head = queryResultHeadSchema.parse(served.head);
+      stop({ outcome: head.cached ? 'cached' : 'ok' });
+      sendResult(req, res, head, served.rowsJson);
     } catch (error) {
       stop({ outcome: error instanceof RunnerError ? error.code : 'INTERNAL' });
       throw error;
     }
   };
+}
+
+const NEWLINE = Buffer.from('\n');
+
+function sendResult(req: Request, res: Response, head: QueryResultHead, rowsJson: Buffer | undefined): void {
+  if (req.accepts(['application/json', RESULT_ENVELOPE_TYPE]) === RESULT_ENVELOPE_TYPE) {
+    res.type(RESULT_ENVELOPE_TYPE).send(Buffer.concat([Buffer.from(JSON.stringify(head)), NEWLINE, rowsJson ?? Buffer.alloc(0)]));
+    return;
+  }
+  res.type('application/json; charset=utf-8').send(rowsJson ? jsonWithRawField(head, 'rows', rowsJson) : Buffer.from(JSON.stringify(head)));
 }
 
 function errorHandler(deps: AppDeps): ErrorRequestHandler {

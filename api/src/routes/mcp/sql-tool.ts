@@ -5,6 +5,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { deliverCharged } from '../../billing/http.ts';
 import { callerOf } from '../../request-context.ts';
+import { sqlResultJson } from '../../sql/result-json.ts';
 import { runSql } from '../../sql/run-sql.ts';
 import { deliverSql, sqlCallerOf, sqlHooks } from '../query/settle.ts';
 import { markToolSuccess } from './allowance.ts';
@@ -25,8 +26,7 @@ export async function runSqlTool({ services, req, res }: ToolContext, sql: strin
     // The tool result goes out in this HTTP response: it is delivered when the response is.
     deliverCharged(res, await deliverSql(services, req, res, result));
     markToolSuccess(req);
-    const { meta } = result;
-    return toolText(JSON.stringify({ row_count: meta.rowCount, rows: result.rows ?? [], columns: meta.columns, truncated: meta.truncated, sql_executed: meta.sqlExecuted }));
+    return toolText(sqlResultJson(result).toString('utf8'));
   } catch (error) {
     return sqlToolFailure(error);
   }

@@ -10,9 +10,10 @@ import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import { sendObject } from '../../objects/send-object.ts';
 import type { Services } from '../../services.ts';
+import { sqlResultJson } from '../../sql/result-json.ts';
 import { runSql } from '../../sql/run-sql.ts';
 import { backendUnavailable } from '../../sql/runner-errors.ts';
-import { datasetList, queryBody, queryParams, queryResponse } from './schema.ts';
+import { datasetList, queryBody, queryParams } from './schema.ts';
 import { deliverSql, sqlCallerOf, sqlHooks } from './settle.ts';
 
 const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', parquet: 'application/vnd.apache.parquet' } as const;
@@ -26,16 +27,8 @@ export function postQueryHandler(services: Services): RequestHandler {
     const result = await runSql(services, sqlCallerOf(req), { sql: body.data.sql, datasetIds, format: 'json' }, sqlHooks(services, req, res));
     const delivery = await deliverSql(services, req, res, result);
     deliverCharged(res, delivery);
-    res.json(
-      queryResponse.parse({
-        status: 'success',
-        row_count: result.meta.rowCount,
-        rows: [...(result.rows ?? [])],
-        columns: result.meta.columns,
-        truncated: result.meta.truncated,
-        sql_executed: result.meta.sqlExecuted,
-      }),
-    );
+    // The `queryResponse` shape, with the rows passed through from the runner as bytes.
+    res.type('application/json; charset=utf-8').send(sqlResultJson(result, { status: 'success' }));
   };
 }
 
