@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, it, expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { queryResponseSchema, runnerErrorSchema } from '@uda/shared/runner-contract';
+import { queryResponseSchema, queryResultHeadSchema, RESULT_ENVELOPE_TYPE, runnerErrorSchema } from '@uda/shared/runner-contract';
 import { createTestBucket } from '../../../test/support/s3.ts';
 import type { TestBucket } from '../../../test/support/s3.ts';
 import { buildFixtureDb, publishDatabase, tempPath, writeParquet } from '../../test/fixtures.ts';
@@ -84,6 +84,30 @@ describe('POST /v1/queries', () => {
     expect(second.rows).toEqual(first.rows);
     expect(second.result.objects.parquet.etag).toBe(first.result.objects.parquet.etag);
     expect(await counterValue(runner.metricsUrl, 'uda_query_executions_total')).toBe(before + 1);
+  });
+
+  it('answers a caller that asks for the result envelope with the head line, then the stored rows as JSON text, first run and re-read alike', async () => {
+    const queryId = randomUUID();
+    const sql = `SELECT 1 AS "__proto__", 'Zoë — 😀' AS "text" UNION ALL SELECT 2, 'line\nbreak' ORDER BY 1`;
+    const envelope = async () => {
+      const res = await fetch(`${runner.url}/v1/queries`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: RESULT_ENVELOPE_TYPE },
+        body: JSON.stringify({ queryId, sql, format: 'json' }),
+      });
+      expect(res.headers.get('content-type')).toContain(RESULT_ENVELOPE_TYPE);
+      const text = await res.text();
+      const newline = text.indexOf('\n');
+      return { head: queryResultHeadSchema.parse(JSON.parse(text.slice(0, newline))), rows: text.slice(newline + 1) };
+    };
+    const first = await envelope();
+    const again = await envelope();
+    const expected = '[{"__proto__":1,"text":"Zoë — 😀"},{"__proto__":2,"text":"line\\nbreak"}]';
+    expect([first.head.cached, first.rows]).toEqual([false, expected]);
+    expect([again.head.cached, again.rows]).toEqual([true, expected]);
+    expect(first.head.result.rowCount).toBe(2);
+    // Without the envelope, the same rows inside the plain JSON answer.
+    expect((await postQuery(runner.url, { queryId, sql })).body.rows).toEqual(JSON.parse(expected));
   });
 
   it('bills a query that reads no table to no source', async () => {

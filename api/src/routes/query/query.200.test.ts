@@ -80,4 +80,36 @@ describe('SQL routes: the first request charges, the window re-reads are free', 
     expect(await ledgerOf(stack.ctx, accountId)).toHaveLength(0);
     await api.close();
   });
+
+  it('POST answers with the rows exactly as the query gave them, a `__proto__` column and non-ASCII text included, run and re-read alike', async () => {
+    const api = await stack.start();
+    const { apiKey } = await api.account();
+    const sql = `SELECT 1 AS "__proto__", 'Zoë — 😀' AS "text" UNION ALL SELECT 2, 'tab\there' ORDER BY 1`;
+    const post = () => api.get('/api/v1/query', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql }) });
+    for (const cached of ['false', 'true']) {
+      const res = await post();
+      expect(res.headers.get('x-service-cached')).toBe(cached);
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      const text = await res.text();
+      expect(text).toMatch(/^\{"status":"success","row_count":2,"rows":\[\{"__proto__":1,"text":"Zoë — 😀"\},\{"__proto__":2,"text":"tab\\there"\}\],"columns":\[/);
+      const body = queryResponse.parse(JSON.parse(text));
+      expect(body).toMatchObject({ row_count: 2, truncated: false, columns: [{ name: '__proto__' }, { name: 'text' }] });
+      expect(Object.keys(body)).toEqual(['status', 'row_count', 'rows', 'columns', 'truncated', 'sql_executed']);
+    }
+    await api.close();
+  });
+
+  it('a stored re-read gives back the daily cap point it was checked against: with a cap of 2, a query, its re-read and a second query all answer', async () => {
+    const api = await stack.start({ limits: { exportDaily: 2 } });
+    const { apiKey } = await api.account();
+    const post = (sql: string) => api.get('/api/v1/query', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql }) });
+    const first = await post('SELECT 7 AS n');
+    expect([first.status, first.headers.get('ratelimit-remaining')]).toEqual([200, '1']);
+    const reread = await post('SELECT 7 AS n');
+    expect([reread.status, reread.headers.get('x-service-cached'), reread.headers.get('ratelimit-remaining')]).toEqual([200, 'true', '1']);
+    const second = await post('SELECT 8 AS n');
+    expect([second.status, second.headers.get('ratelimit-remaining')]).toEqual([200, '0']);
+    expect((await post('SELECT 9 AS n')).status).toBe(429);
+    await api.close();
+  });
 });
