@@ -59,6 +59,13 @@ function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   return Number(line?.split(/\s+/)[1] ?? NaN);
 }
 
+/** CPU time (user + system) the process has used, in ms: a figure the machine's load barely moves. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+}
+const CLOCK_TICKS_PER_S = 100;
+
 const log = (text: string) => process.stderr.write(`${text}\n`);
 
 /** Samples the process's resident set while `work` runs; its peak in MB. */
@@ -117,7 +124,7 @@ async function main(): Promise<void> {
   ]);
   try {
     const auth = { authorization: `Bearer ${api.info.apiKey}`, 'content-type': 'application/json' };
-    if (PARTS.has('queries')) await benchQueries(runner.url, api.info.url, auth);
+    if (PARTS.has('queries')) await benchQueries(runner.url, api.info.url, api.child.pid!, auth);
     if (blobs.length > 0) await benchExports(store, api.info.url, api.child.pid!, auth, blobs);
     process.stdout.write(
       `\ncommand: npm run bench:sql (BENCH_ROWS=${ROWS}, BENCH_ITERATIONS=${ITERATIONS}, BENCH_EXPORT_MB=${sizes.join(',')}, BENCH_PARTS=${[...PARTS].join(',')}); S3 ${s3.endpoint}\n`,
@@ -130,16 +137,22 @@ async function main(): Promise<void> {
   }
 }
 
-async function benchQueries(runnerUrl: string, apiUrl: string, auth: Record<string, string>): Promise<void> {
-  process.stdout.write(`\nquery latency, median of ${ITERATIONS} runs each, uncached except the last row (ms)\n`);
-  process.stdout.write(`${'query'.padEnd(16)} ${'runner'.padStart(8)} ${'API'.padStart(8)} ${'overhead'.padStart(9)} ${'added'.padStart(8)}\n`);
+async function benchQueries(runnerUrl: string, apiUrl: string, apiPid: number, auth: Record<string, string>): Promise<void> {
+  process.stdout.write(`\nquery latency, median of ${ITERATIONS} runs each, uncached except the last row (ms); API CPU: the API process's CPU ms per request\n`);
+  process.stdout.write(`${'query'.padEnd(16)} ${'runner'.padStart(8)} ${'API'.padStart(8)} ${'overhead'.padStart(9)} ${'added'.padStart(8)} ${'API CPU'.padStart(8)}\n`);
+  // The API's CPU per request over a timed loop: the share of `added` that is the API's own work.
+  const withCpu = async (once: (i: number) => Promise<void>) => {
+    const cpuBefore = cpuMs(apiPid);
+    const median = await timeIt(once);
+    return { median, cpu: (cpuMs(apiPid) - cpuBefore) / ITERATIONS };
+  };
   for (const q of QUERIES) {
     const direct = await timeIt(async () => {
       const res = await postQuery(runnerUrl, { queryId: randomUUID(), sql: q.sql, format: 'json' });
       if (res.status !== 200) throw new Error(`${q.name}: ${JSON.stringify(res.body)}`);
     });
     // A fresh comment per run gives a fresh query id, so every API call executes the query.
-    const viaApi = await timeIt(async (i) => {
+    const viaApi = await withCpu(async (i) => {
       const res = await fetch(`${apiUrl}/api/v1/query`, { method: 'POST', headers: auth, body: JSON.stringify({ sql: `/* ${randomUUID()} ${i} */ ${q.sql}` }) });
       if (res.status !== 200) throw new Error(`${q.name}: ${await res.text()}`);
       await res.arrayBuffer();
@@ -155,12 +168,13 @@ async function benchQueries(runnerUrl: string, apiUrl: string, auth: Record<stri
   const apiSql = `/* ${randomUUID()} */ ${point}`;
   const post = () => fetch(`${apiUrl}/api/v1/query`, { method: 'POST', headers: auth, body: JSON.stringify({ sql: apiSql }) }).then(async (r) => void (await r.arrayBuffer()));
   await post();
-  printRow('stored re-read', directStored, await timeIt(post));
+  printRow('stored re-read', directStored, await withCpu(post));
 }
 
-function printRow(name: string, direct: number, viaApi: number): void {
-  const overhead = `${((100 * (viaApi - direct)) / direct).toFixed(1)}%`;
-  process.stdout.write(`${name.padEnd(16)} ${direct.toFixed(1).padStart(8)} ${viaApi.toFixed(1).padStart(8)} ${overhead.padStart(9)} ${(viaApi - direct).toFixed(1).padStart(8)}\n`);
+function printRow(name: string, direct: number, viaApi: { median: number; cpu: number }): void {
+  const overhead = `${((100 * (viaApi.median - direct)) / direct).toFixed(1)}%`;
+  const cells = [direct.toFixed(1).padStart(8), viaApi.median.toFixed(1).padStart(8), overhead.padStart(9), (viaApi.median - direct).toFixed(1).padStart(8), viaApi.cpu.toFixed(1).padStart(8)];
+  process.stdout.write(`${name.padEnd(16)} ${cells.join(' ')}\n`);
 }
 
 async function benchExports(store: S3Store, apiUrl: string, apiPid: number, auth: Record<string, string>, blobs: readonly BenchBlob[]): Promise<void> {
