@@ -1,0 +1,27 @@
+/**
+ * `npm run load`: the mixed-load test of issue 16 (see README.md in this folder). Prints the report
+ * and exits 1 when an answer was unexpected or the ledger and the X-Credit-Cost headers disagree.
+ * Ctrl-C or SIGTERM stops every process it started.
+ */
+import { loadConfigOrExit } from '@uda/shared/config';
+import { parseLoadConfig } from './config.ts';
+import { formatReport } from './report.ts';
+import { runLoad } from './run.ts';
+import type { Topology } from './topology.ts';
+
+const config = loadConfigOrExit(() => parseLoadConfig(process.env));
+const command = `LOAD_DURATION_S=${config.LOAD_DURATION_S} LOAD_ACCOUNTS=${config.LOAD_ACCOUNTS} LOAD_CONNECTIONS=${config.LOAD_CONNECTIONS} npm run load`;
+
+let running: Topology | undefined;
+const interrupt = (signal: string) => {
+  console.error(`[load] ${signal}: stopping everything`);
+  void (running?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+};
+process.once('SIGINT', () => interrupt('SIGINT'));
+process.once('SIGTERM', () => interrupt('SIGTERM'));
+
+console.error('[load] starting s3rver, the exporter, 2 query-runners and 2 APIs…');
+const report = await runLoad(config, { started: (topology) => (running = topology) });
+console.log(formatReport(report, command));
+const healthy = report.unexpected === 0 && report.ledger.netMicro === report.receivedMicro;
+process.exit(healthy ? 0 : 1);

@@ -1,0 +1,137 @@
+/**
+ * What the load test counts while it runs (per route: latencies, answers by label, credit charged)
+ * and the report it prints at the end: throughput and p50/p99 per route, every answer label with the
+ * unexpected ones marked, the ledger reconciliation and the peak RSS of every process.
+ */
+import type { Route } from './mix.ts';
+
+interface RouteTally {
+  readonly route: Route;
+  readonly latenciesMs: number[];
+  readonly outcomes: Map<string, number>;
+  /** The first request and answer body of each unexpected label, to reproduce it by hand. */
+  readonly samples: Map<string, string>;
+  costMicro: number;
+}
+
+export interface Tally {
+  readonly routes: Map<string, RouteTally>;
+  /** Connection errors and timeouts: requests that got no answer at all. */
+  transportErrors: number;
+}
+
+export function newTally(): Tally {
+  return { routes: new Map(), transportErrors: 0 };
+}
+
+export interface Answer {
+  readonly outcome: string;
+  readonly latencyMs: number;
+  readonly costMicro: number;
+  /** `METHOD path` and the body, kept only for an unexpected answer. */
+  readonly request: string;
+  readonly body: string;
+}
+
+export function record(tally: Tally, route: Route, answer: Answer): void {
+  let entry = tally.routes.get(route.name);
+  if (!entry) tally.routes.set(route.name, (entry = { route, latenciesMs: [], outcomes: new Map(), samples: new Map(), costMicro: 0 }));
+  const { outcome, latencyMs, costMicro } = answer;
+  if (!route.expected.includes(outcome) && !entry.samples.has(outcome)) entry.samples.set(outcome, `${answer.request} -> ${answer.body.slice(0, 300)}`);
+  entry.latenciesMs.push(latencyMs);
+  entry.outcomes.set(outcome, (entry.outcomes.get(outcome) ?? 0) + 1);
+  entry.costMicro += costMicro;
+}
+
+export interface Ledger {
+  /** Σ charges − Σ refunds, micro-USD. */
+  readonly netMicro: number;
+  readonly charges: number;
+  readonly refunds: number;
+}
+
+export interface LoadReport {
+  readonly accounts: number;
+  readonly connections: number;
+  readonly elapsedS: number;
+  readonly routes: RouteSummary[];
+  readonly requests: number;
+  readonly unexpected: number;
+  readonly transportErrors: number;
+  readonly receivedMicro: number;
+  readonly ledger: Ledger;
+  readonly peakRss: { name: string; mb: number }[];
+}
+
+export interface RouteSummary {
+  readonly name: string;
+  readonly requests: number;
+  readonly perSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly outcomes: { label: string; count: number; expected: boolean }[];
+  readonly unexpected: number;
+  readonly samples: string[];
+  readonly costMicro: number;
+}
+
+export function summarize(tally: Tally, elapsedS: number): { routes: RouteSummary[]; requests: number; unexpected: number; receivedMicro: number } {
+  const routes = [...tally.routes.values()].map((t) => summarizeRoute(t, elapsedS));
+  return {
+    routes,
+    requests: routes.reduce((n, r) => n + r.requests, 0),
+    unexpected: routes.reduce((n, r) => n + r.unexpected, 0) + tally.transportErrors,
+    receivedMicro: routes.reduce((n, r) => n + r.costMicro, 0),
+  };
+}
+
+function summarizeRoute(t: RouteTally, elapsedS: number): RouteSummary {
+  const sorted = [...t.latenciesMs].sort((a, b) => a - b);
+  const outcomes = [...t.outcomes.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([label, count]) => ({ label, count, expected: t.route.expected.includes(label) }));
+  return {
+    name: t.route.name,
+    requests: sorted.length,
+    perSecond: sorted.length / elapsedS,
+    p50Ms: percentile(sorted, 0.5),
+    p99Ms: percentile(sorted, 0.99),
+    outcomes,
+    unexpected: outcomes.filter((o) => !o.expected).reduce((n, o) => n + o.count, 0),
+    samples: [...t.samples.entries()].map(([label, sample]) => `${label}: ${sample}`),
+    costMicro: t.costMicro,
+  };
+}
+
+function percentile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
+}
+
+const usd = (micro: number) => `$${(micro / 1_000_000).toFixed(6)}`;
+
+export function formatReport(report: LoadReport, command: string): string {
+  const lines = [
+    '',
+    `Mixed load: ${report.accounts} accounts, ${report.connections} connections over 2 API processes, ${report.elapsedS.toFixed(1)} s (drained, no request cut)`,
+    '',
+    `${'route'.padEnd(30)} ${'requests'.padStart(8)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  answers (! = unexpected)`,
+  ];
+  for (const r of report.routes) {
+    const answers = r.outcomes.map((o) => `${o.expected ? '' : '!'}${o.label}: ${o.count}`).join(', ');
+    lines.push(`${r.name.padEnd(30)} ${String(r.requests).padStart(8)} ${r.perSecond.toFixed(1).padStart(7)} ${r.p50Ms.toFixed(1).padStart(7)} ${r.p99Ms.toFixed(1).padStart(7)}  ${answers}`);
+  }
+  lines.push(
+    `${'all routes'.padEnd(30)} ${String(report.requests).padStart(8)} ${(report.requests / report.elapsedS).toFixed(1).padStart(7)}`,
+    '',
+    `Unexpected answers: ${report.unexpected} (of which ${report.transportErrors} connection errors or timeouts); goal 0`,
+    ...report.routes.flatMap((r) => r.samples.map((sample) => `  first ${sample}`)),
+    `Ledger reconciliation: Σ charges − refunds in PostgreSQL ${usd(report.ledger.netMicro)} (${report.ledger.charges} charges, ${report.ledger.refunds} refunds); ` +
+      `Σ X-Credit-Cost received ${usd(report.receivedMicro)}: ${report.ledger.netMicro === report.receivedMicro ? 'EQUAL' : 'DIFFERENT'}`,
+    '',
+    'Peak RSS (VmHWM) per process:',
+    ...report.peakRss.map((p) => `  ${p.name.padEnd(28)} ${p.mb.toFixed(0).padStart(6)} MB`),
+    '',
+    `Command: ${command}`,
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,47 @@
+/**
+ * One mixed-load run, start to finish: the topology, the accounts, the timed mix, then the figures
+ * that need the services stopped (the ledger is read after the APIs have exited gracefully, so every
+ * refund of a cut delivery is written). Everything started is stopped, whatever happens.
+ */
+import { onServer } from '../api/bench/support.ts';
+import { createAccounts } from './accounts.ts';
+import type { LoadConfig } from './config.ts';
+import { drive } from './drive.ts';
+import { type Ledger, type LoadReport, newTally, summarize } from './report.ts';
+import { printLogs, startTopology, type Topology } from './topology.ts';
+
+export interface RunHooks {
+  /** Called once the processes run, so a signal handler can stop them. */
+  started?(topology: Topology): void;
+}
+
+export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise<LoadReport> {
+  const topology = await startTopology(config);
+  hooks.started?.(topology);
+  try {
+    console.error(`[load] creating ${config.LOAD_ACCOUNTS} accounts with keys and top-offs…`);
+    const accounts = await createAccounts(topology.adminUrl, topology.adminToken, config.LOAD_ACCOUNTS);
+    console.error(`[load] driving the mix for ${config.LOAD_DURATION_S} s over ${config.LOAD_CONNECTIONS} connections…`);
+    const tally = newTally();
+    const elapsedS = await drive(topology.apiUrls, accounts, config.LOAD_CONNECTIONS, config.LOAD_DURATION_S, tally);
+    const peakRss = topology.peakRss();
+    console.error('[load] stopping the APIs gracefully, then reading the ledger…');
+    await topology.stopApis();
+    const ledger = await readLedger(topology.databaseUrl);
+    return { accounts: accounts.length, connections: config.LOAD_CONNECTIONS, elapsedS, ...summarize(tally, elapsedS), transportErrors: tally.transportErrors, ledger, peakRss };
+  } catch (error) {
+    await printLogs(topology.processes);
+    throw error;
+  } finally {
+    await topology.stop();
+  }
+}
+
+async function readLedger(databaseUrl: string): Promise<Ledger> {
+  const [row] = await onServer<{ net: string; charges: string; refunds: string }>(
+    databaseUrl,
+    `SELECT coalesce(sum(amount_micro), 0) AS net, count(*) FILTER (WHERE kind = 'charge') AS charges,
+            count(*) FILTER (WHERE kind = 'refund') AS refunds FROM ledger`,
+  );
+  return { netMicro: Number(row?.net), charges: Number(row?.charges), refunds: Number(row?.refunds) };
+}
