@@ -20,8 +20,7 @@ const interrupt = (signal: string) => {
 process.once('SIGINT', () => interrupt('SIGINT'));
 process.once('SIGTERM', () => interrupt('SIGTERM'));
 
-console.error('[load] starting s3rver, the exporter, 2 query-runners and 2 APIs…');
-const report = await runLoad(config, { started: (topology) => (running = topology) });
+const report = await runLoad(config, { started: (topology) => (running = topology), progress: (line) => console.error(`[load] ${line}`) });
 console.log(formatReport(report, command));
 const healthy = report.unexpected === 0 && report.ledger.netMicro === report.receivedMicro;
 process.exit(healthy ? 0 : 1);

@@ -13,19 +13,23 @@ import { printLogs, startTopology, type Topology } from './topology.ts';
 export interface RunHooks {
   /** Called once the processes run, so a signal handler can stop them. */
   started?(topology: Topology): void;
+  /** Where progress lines go (`npm run load` prints them to stderr; the smoke test keeps quiet). */
+  progress?(line: string): void;
 }
 
 export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise<LoadReport> {
+  const progress = hooks.progress ?? (() => undefined);
+  progress('starting s3rver, the exporter, 2 query-runners and 2 APIs…');
   const topology = await startTopology(config);
   hooks.started?.(topology);
   try {
-    console.error(`[load] creating ${config.LOAD_ACCOUNTS} accounts with keys and top-offs…`);
+    progress(`creating ${config.LOAD_ACCOUNTS} accounts with keys and top-offs…`);
     const accounts = await createAccounts(topology.adminUrl, topology.adminToken, config.LOAD_ACCOUNTS);
-    console.error(`[load] driving the mix for ${config.LOAD_DURATION_S} s over ${config.LOAD_CONNECTIONS} connections…`);
+    progress(`driving the mix for ${config.LOAD_DURATION_S} s over ${config.LOAD_CONNECTIONS} connections…`);
     const tally = newTally();
     const elapsedS = await drive(topology.apiUrls, accounts, config.LOAD_CONNECTIONS, config.LOAD_DURATION_S, tally);
     const peakRss = topology.peakRss();
-    console.error('[load] stopping the APIs gracefully, then reading the ledger…');
+    progress('stopping the APIs gracefully, then reading the ledger…');
     await topology.stopApis();
     const ledger = await readLedger(topology.databaseUrl);
     return { accounts: accounts.length, connections: config.LOAD_CONNECTIONS, elapsedS, ...summarize(tally, elapsedS), transportErrors: tally.transportErrors, ledger, peakRss };
