@@ -10,7 +10,7 @@
  */
 import autocannon from 'autocannon';
 import type { LoadAccount } from './accounts.ts';
-import { drawRoute, type LoadRequest, outcomeOf, type Route } from './mix.ts';
+import { drawRoute, headerOf, type LoadRequest, outcomeOf, type Route } from './mix.ts';
 import { type Tally, record } from './report.ts';
 
 interface Context {
@@ -35,10 +35,11 @@ export async function drive(apiUrls: string[], accounts: LoadAccount[], connecti
     },
     onResponse: (status, body, context: Context, headers) => {
       const { route, request: sent, sentAt } = context as Required<Context>;
+      const answer = { status, body, headers: headers ?? {} };
       record(tally, route, {
-        outcome: route.outcome ? route.outcome(status, body) : outcomeOf(status, body),
+        outcome: route.outcome ? route.outcome(answer) : outcomeOf(answer),
         latencyMs: performance.now() - sentAt,
-        costMicro: creditCostMicro(headers),
+        costMicro: Math.round(Number(headerOf(answer.headers, 'x-credit-cost') ?? 0) * 1_000_000),
         request: `${sent.method} ${sent.path}${sent.body ? ` ${sent.body}` : ''}`,
         body,
       });
@@ -68,11 +69,4 @@ export async function drive(apiUrls: string[], accounts: LoadAccount[], connecti
     clearTimeout(timer);
   }
   return (performance.now() - started) / 1000;
-}
-
-function creditCostMicro(headers: autocannon.Request['headers']): number {
-  for (const [name, value] of Object.entries(headers ?? {})) {
-    if (name.toLowerCase() === 'x-credit-cost') return Math.round(Number(value) * 1_000_000);
-  }
-  return 0;
 }

@@ -54,7 +54,7 @@ export function mix(): void {
     responseCallback: expectedStatuses,
     timeout: '120s',
   });
-  const body = typeof response.body === 'string' ? response.body : '';
-  const outcome = route.outcome ? route.outcome(response.status, body) : outcomeOf(response.status, body);
+  const answer = { status: response.status, body: typeof response.body === 'string' ? response.body : '', headers: response.headers };
+  const outcome = route.outcome ? route.outcome(answer) : outcomeOf(answer);
   if (!check(response, { 'expected answer': () => route.expected.includes(outcome) })) unexpected.add(1, { route: route.name, outcome });
 }

@@ -23,8 +23,15 @@ export interface Route {
   /** Answer labels (`outcomeOf`) this route may give on a healthy service. */
   readonly expected: readonly string[];
   build(pick: Picker): LoadRequest;
-  /** How an answer is labelled, when the status alone does not say it (an MCP tool failure is a 200). */
-  outcome?(status: number, body: string): string;
+  /** How an answer is labelled, when `outcomeOf` does not say it (an MCP tool failure is a 200). */
+  outcome?(answer: Answer): string;
+}
+
+export interface Answer {
+  readonly status: number;
+  readonly body: string;
+  /** Response headers, by name as the server sent it. */
+  readonly headers: Record<string, unknown>;
 }
 
 export interface Picker {
@@ -103,13 +110,13 @@ export const ROUTES: readonly Route[] = [
   {
     name: 'SQL, repeated (cached)',
     weight: 12,
-    expected: ['200', '503 QUERY_BUSY'],
+    expected: ['200', '200 cached', '503 QUERY_BUSY'],
     build: (pick) => ({ method: 'POST', path: '/api/v1/query', headers: paid(pick.account(), json), body: JSON.stringify({ sql: any(REPEATED_SQL) }) }),
   },
   {
     name: 'Parquet range, query result',
     weight: 10,
-    expected: ['206', '503 QUERY_BUSY'],
+    expected: ['206', '206 cached', '503 QUERY_BUSY'],
     build: (pick) => ({
       method: 'GET',
       path: `/api/v1/query.parquet?sql=${encodeURIComponent(any(REPEATED_SQL))}`,
@@ -142,15 +149,25 @@ export const ROUTES: readonly Route[] = [
       const headers = paid(pick.account(), { ...json, accept: 'application/json, text/event-stream' });
       return { method: 'POST', path: '/mcp', headers, body: JSON.stringify(call) };
     },
-    outcome: (status, body) => (status === 200 && isToolError(body) ? '200 tool error' : outcomeOf(status, body)),
+    outcome: (answer) => (answer.status === 200 && isToolError(answer.body) ? '200 tool error' : outcomeOf(answer)),
   },
 ];
 
-/** The label an answer is counted under: the status, with the error code where the body names one. */
-export function outcomeOf(status: number, body: string): string {
+/**
+ * The label an answer is counted under: the status; `cached` for a SQL result re-read within its
+ * window (`X-Service-Cached: true`), so a distinct query answered from a cache shows; and the error
+ * code where the body names one (`429 REQUEST_LIMIT_EXCEEDED`, `503 QUERY_BUSY`).
+ */
+export function outcomeOf({ status, body, headers }: Answer): string {
+  if (status < 300) return headerOf(headers, 'x-service-cached') === 'true' ? `${status} cached` : String(status);
   if (status < 400 || status === 404) return String(status);
   const code = errorCode(body);
   return code ? `${status} ${code}` : String(status);
+}
+
+export function headerOf(headers: Record<string, unknown>, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return String(value);
+  return undefined;
 }
 
 function isToolError(body: string): boolean {
