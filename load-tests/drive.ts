@@ -16,6 +16,8 @@ import { type Tally, record } from './report.ts';
 interface Context {
   route?: Route;
   request?: LoadRequest;
+  /** The account whose key the request carries; none for an anonymous one. */
+  account?: LoadAccount;
   sentAt?: number;
 }
 
@@ -24,22 +26,26 @@ const UNBOUNDED = 1_000_000_000;
 
 export async function drive(apiUrls: string[], accounts: LoadAccount[], connections: number, durationS: number, tally: Tally): Promise<number> {
   let serial = 0;
-  const pick = { account: () => accounts[Math.floor(Math.random() * accounts.length)]!, serial: () => ++serial };
+  let picked: LoadAccount | undefined;
+  const pick = { account: () => (picked = accounts[Math.floor(Math.random() * accounts.length)]!), serial: () => ++serial };
   const clients: { reqsMade: number; responseMax: number }[] = [];
   const request: autocannon.Request = {
     setupRequest: (req, context: Context) => {
       context.route = drawRoute();
+      picked = undefined;
       context.request = context.route.build(pick);
+      context.account = picked;
       context.sentAt = performance.now();
       return { ...req, ...context.request };
     },
     onResponse: (status, body, context: Context, headers) => {
-      const { route, request: sent, sentAt } = context as Required<Context>;
+      const { route, request: sent, sentAt, account } = context as Context & Required<Omit<Context, 'account'>>;
       const answer = { status, body, headers: headers ?? {} };
       record(tally, route, {
         outcome: route.outcome ? route.outcome(answer) : outcomeOf(answer),
         latencyMs: performance.now() - sentAt,
         costMicro: Math.round(Number(headerOf(answer.headers, 'x-credit-cost') ?? 0) * 1_000_000),
+        accountId: account?.id,
         request: `${sent.method} ${sent.path}${sent.body ? ` ${sent.body}` : ''}`,
         body,
       });

@@ -7,7 +7,7 @@ import { parseLoadConfig } from './config.ts';
 import { runLoad } from './run.ts';
 
 describe('npm run load (smoke: 5 s, 20 accounts)', () => {
-  it('gives only expected answers and a ledger equal to the X-Credit-Cost received', async () => {
+  it('gives only expected answers and a ledger equal to the X-Credit-Cost received, in total and per account', async () => {
     const config = parseLoadConfig({
       LOAD_DURATION_S: '5',
       LOAD_ACCOUNTS: '20',
@@ -26,5 +26,6 @@ describe('npm run load (smoke: 5 s, 20 accounts)', () => {
     expect(report.requests).toBeGreaterThan(0);
     expect(report.ledger.charges).toBeGreaterThan(0);
     expect(report.ledger.netMicro).toBe(report.receivedMicro);
+    expect(report.accountsOff).toEqual([]);
   }, 180_000);
 });

@@ -22,5 +22,5 @@ process.once('SIGTERM', () => interrupt('SIGTERM'));
 
 const report = await runLoad(config, { started: (topology) => (running = topology), progress: (line) => console.error(`[load] ${line}`) });
 console.log(formatReport(report, command));
-const healthy = report.unexpected === 0 && report.ledger.netMicro === report.receivedMicro;
+const healthy = report.unexpected === 0 && report.ledger.netMicro === report.receivedMicro && report.accountsOff.length === 0;
 process.exit(healthy ? 0 : 1);

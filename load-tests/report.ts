@@ -16,18 +16,21 @@ interface RouteTally {
 
 export interface Tally {
   readonly routes: Map<string, RouteTally>;
+  /** Σ X-Credit-Cost received per account id, micro-USD. */
+  readonly costByAccount: Map<string, number>;
   /** Connection errors and timeouts: requests that got no answer at all. */
   transportErrors: number;
 }
 
 export function newTally(): Tally {
-  return { routes: new Map(), transportErrors: 0 };
+  return { routes: new Map(), costByAccount: new Map(), transportErrors: 0 };
 }
 
 export interface Answer {
   readonly outcome: string;
   readonly latencyMs: number;
   readonly costMicro: number;
+  readonly accountId: string | undefined;
   /** `METHOD path` and the body, kept only for an unexpected answer. */
   readonly request: string;
   readonly body: string;
@@ -39,6 +42,7 @@ export function record(tally: Tally, route: Route, answer: Answer): void {
   const { outcome, latencyMs, costMicro } = answer;
   if (!route.expected.includes(outcome) && !entry.samples.has(outcome)) entry.samples.set(outcome, `${answer.request} -> ${answer.body.slice(0, 300)}`);
   entry.latenciesMs.push(latencyMs);
+  if (answer.accountId) tally.costByAccount.set(answer.accountId, (tally.costByAccount.get(answer.accountId) ?? 0) + costMicro);
   entry.outcomes.set(outcome, (entry.outcomes.get(outcome) ?? 0) + 1);
   entry.costMicro += costMicro;
 }
@@ -48,6 +52,8 @@ export interface Ledger {
   readonly netMicro: number;
   readonly charges: number;
   readonly refunds: number;
+  /** The same net per account id. */
+  readonly netByAccount: Map<string, number>;
 }
 
 export interface LoadReport {
@@ -60,6 +66,8 @@ export interface LoadReport {
   readonly transportErrors: number;
   readonly receivedMicro: number;
   readonly ledger: Ledger;
+  /** Accounts whose ledger net differs from the X-Credit-Cost their requests received (goal 0). */
+  readonly accountsOff: string[];
   readonly peakRss: { name: string; mb: number }[];
 }
 
@@ -85,6 +93,8 @@ export function summarize(tally: Tally, elapsedS: number): { routes: RouteSummar
   };
 }
 
+const usd = (micro: number) => `$${(micro / 1_000_000).toFixed(6)}`;
+
 function summarizeRoute(t: RouteTally, elapsedS: number): RouteSummary {
   const sorted = [...t.latenciesMs].sort((a, b) => a - b);
   const outcomes = [...t.outcomes.entries()]
@@ -103,11 +113,18 @@ function summarizeRoute(t: RouteTally, elapsedS: number): RouteSummary {
   };
 }
 
+/** Every account whose ledger net and received X-Credit-Cost differ, as `id ledger≠received`. */
+export function accountsOff(ledger: Ledger, tally: Tally): string[] {
+  const ids = new Set([...ledger.netByAccount.keys(), ...tally.costByAccount.keys()]);
+  return [...ids].flatMap((id) => {
+    const [charged, received] = [ledger.netByAccount.get(id) ?? 0, tally.costByAccount.get(id) ?? 0];
+    return charged === received ? [] : [`${id} ${usd(charged)}≠${usd(received)}`];
+  });
+}
+
 function percentile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
 }
-
-const usd = (micro: number) => `$${(micro / 1_000_000).toFixed(6)}`;
 
 export function formatReport(report: LoadReport, command: string): string {
   const lines = [
@@ -127,6 +144,8 @@ export function formatReport(report: LoadReport, command: string): string {
     ...report.routes.flatMap((r) => r.samples.map((sample) => `  first ${sample}`)),
     `Ledger reconciliation: Σ charges − refunds in PostgreSQL ${usd(report.ledger.netMicro)} (${report.ledger.charges} charges, ${report.ledger.refunds} refunds); ` +
       `Σ X-Credit-Cost received ${usd(report.receivedMicro)}: ${report.ledger.netMicro === report.receivedMicro ? 'EQUAL' : 'DIFFERENT'}`,
+    '',
+    `Per account: ${report.accountsOff.length} of ${report.accounts} accounts differ${report.accountsOff.length ? `: ${report.accountsOff.slice(0, 5).join(', ')}` : ''}`,
     '',
     'Peak RSS (VmHWM) per process:',
     ...report.peakRss.map((p) => `  ${p.name.padEnd(28)} ${p.mb.toFixed(0).padStart(6)} MB`),

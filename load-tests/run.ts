@@ -7,7 +7,7 @@ import { onServer } from '../api/bench/support.ts';
 import { createAccounts } from './accounts.ts';
 import type { LoadConfig } from './config.ts';
 import { drive } from './drive.ts';
-import { type Ledger, type LoadReport, newTally, summarize } from './report.ts';
+import { accountsOff, type Ledger, type LoadReport, newTally, summarize } from './report.ts';
 import { printLogs, startTopology, type Topology } from './topology.ts';
 
 export interface RunHooks {
@@ -32,7 +32,16 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
     progress('stopping the APIs gracefully, then reading the ledger…');
     await topology.stopApis();
     const ledger = await readLedger(topology.databaseUrl);
-    return { accounts: accounts.length, connections: config.LOAD_CONNECTIONS, elapsedS, ...summarize(tally, elapsedS), transportErrors: tally.transportErrors, ledger, peakRss };
+    return {
+      accounts: accounts.length,
+      connections: config.LOAD_CONNECTIONS,
+      elapsedS,
+      ...summarize(tally, elapsedS),
+      transportErrors: tally.transportErrors,
+      ledger,
+      accountsOff: accountsOff(ledger, tally),
+      peakRss,
+    };
   } catch (error) {
     await printLogs(topology.processes);
     throw error;
@@ -42,10 +51,16 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
 }
 
 async function readLedger(databaseUrl: string): Promise<Ledger> {
-  const [row] = await onServer<{ net: string; charges: string; refunds: string }>(
+  const rows = await onServer<{ account_id: string; net: string; charges: string; refunds: string }>(
     databaseUrl,
-    `SELECT coalesce(sum(amount_micro), 0) AS net, count(*) FILTER (WHERE kind = 'charge') AS charges,
-            count(*) FILTER (WHERE kind = 'refund') AS refunds FROM ledger`,
+    `SELECT account_id, sum(amount_micro) AS net, count(*) FILTER (WHERE kind = 'charge') AS charges,
+            count(*) FILTER (WHERE kind = 'refund') AS refunds FROM ledger GROUP BY account_id`,
   );
-  return { netMicro: Number(row?.net), charges: Number(row?.charges), refunds: Number(row?.refunds) };
+  const total = (field: 'net' | 'charges' | 'refunds') => rows.reduce((n, row) => n + Number(row[field]), 0);
+  return {
+    netMicro: total('net'),
+    charges: total('charges'),
+    refunds: total('refunds'),
+    netByAccount: new Map(rows.map((row) => [row.account_id, Number(row.net)])),
+  };
 }
