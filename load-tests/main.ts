@@ -7,20 +7,19 @@ import { loadConfigOrExit } from '@uda/shared/config';
 import { parseLoadConfig } from './config.ts';
 import { formatReport } from './report.ts';
 import { runLoad } from './run.ts';
-import type { Topology } from './topology.ts';
 
 const config = loadConfigOrExit(() => parseLoadConfig(process.env));
 const command = `LOAD_DURATION_S=${config.LOAD_DURATION_S} LOAD_ACCOUNTS=${config.LOAD_ACCOUNTS} LOAD_CONNECTIONS=${config.LOAD_CONNECTIONS} npm run load`;
 
-let running: Topology | undefined;
+let stopAll: (() => Promise<void>) | undefined;
 const interrupt = (signal: string) => {
   console.error(`[load] ${signal}: stopping everything`);
-  void (running?.stop() ?? Promise.resolve()).finally(() => process.exit(130));
+  void (stopAll?.() ?? Promise.resolve()).finally(() => process.exit(130));
 };
 process.once('SIGINT', () => interrupt('SIGINT'));
 process.once('SIGTERM', () => interrupt('SIGTERM'));
 
-const report = await runLoad(config, { started: (topology) => (running = topology), progress: (line) => console.error(`[load] ${line}`) });
+const report = await runLoad(config, { stoppable: (stop) => (stopAll = stop), progress: (line) => console.error(`[load] ${line}`) });
 console.log(formatReport(report, command));
 const healthy = report.unexpected === 0 && report.ledger.netMicro === report.receivedMicro && report.accountsOff.length === 0;
 process.exit(healthy ? 0 : 1);

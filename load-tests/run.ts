@@ -8,11 +8,11 @@ import { createAccounts } from './accounts.ts';
 import type { LoadConfig } from './config.ts';
 import { drive } from './drive.ts';
 import { accountsOff, type Ledger, type LoadReport, newTally, summarize } from './report.ts';
-import { printLogs, startTopology, type Topology } from './topology.ts';
+import { printLogs, startTopology } from './topology.ts';
 
 export interface RunHooks {
-  /** Called once the processes run, so a signal handler can stop them. */
-  started?(topology: Topology): void;
+  /** Receives the function that stops every process of the run, for a signal handler. */
+  stoppable?(stop: () => Promise<void>): void;
   /** Where progress lines go (`npm run load` prints them to stderr; the smoke test keeps quiet). */
   progress?(line: string): void;
 }
@@ -20,8 +20,7 @@ export interface RunHooks {
 export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise<LoadReport> {
   const progress = hooks.progress ?? (() => undefined);
   progress('starting s3rver, the exporter, 2 query-runners and 2 APIs…');
-  const topology = await startTopology(config);
-  hooks.started?.(topology);
+  const topology = await startTopology(config, hooks.stoppable);
   try {
     progress(`creating ${config.LOAD_ACCOUNTS} accounts with keys and top-offs…`);
     const accounts = await createAccounts(topology.adminUrl, topology.adminToken, config.LOAD_ACCOUNTS);

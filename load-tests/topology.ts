@@ -42,7 +42,11 @@ export interface Topology {
   stop(): Promise<void>;
 }
 
-export async function startTopology(config: LoadConfig): Promise<Topology> {
+/**
+ * `onStop` receives the stop function before the first process starts, so a signal that arrives
+ * while the topology is still starting stops what has started (and nothing starts after it).
+ */
+export async function startTopology(config: LoadConfig, onStop: (stop: () => Promise<void>) => void = () => undefined): Promise<Topology> {
   const run = randomBytes(4).toString('hex');
   const dir = await mkdtemp(join(tmpdir(), 'uda-load-'));
   const processes: ServiceProcess[] = [];
@@ -53,8 +57,10 @@ export async function startTopology(config: LoadConfig): Promise<Topology> {
       await Promise.all(processes.map((p) => stopProcess(p.child)));
       for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error(`[load] cleanup: ${String(error)}`));
     })());
+  onStop(stop);
   try {
     const start = (name: string, script: string, env: Record<string, string>) => {
+      if (stopping) throw new Error('the load test was stopped');
       const started = startProcess(name, script, env, join(dir, `${name}.log`));
       processes.push(started);
       return started;
