@@ -3,7 +3,10 @@
  * and the report it prints at the end: throughput and p50/p99 per route, every answer label with the
  * unexpected ones marked, the ledger reconciliation and the peak RSS of every process.
  */
+import { availableParallelism } from 'node:os';
 import type { Route } from './mix.ts';
+
+const cpus = availableParallelism();
 
 interface RouteTally {
   readonly route: Route;
@@ -68,7 +71,16 @@ export interface LoadReport {
   readonly ledger: Ledger;
   /** Accounts whose ledger net differs from the X-Credit-Cost their requests received (goal 0). */
   readonly accountsOff: string[];
-  readonly peakRss: { name: string; mb: number }[];
+  readonly processes: ProcessUse[];
+  /** The machine's 1-minute load average when the mix ended: how much else was running. */
+  readonly loadAverage: number;
+}
+
+export interface ProcessUse {
+  readonly name: string;
+  readonly peakMb: number;
+  /** CPU seconds (user + system) spent during the mix. */
+  readonly cpuS: number;
 }
 
 export interface RouteSummary {
@@ -147,9 +159,11 @@ export function formatReport(report: LoadReport, command: string): string {
     '',
     `Per account: ${report.accountsOff.length} of ${report.accounts} accounts differ${report.accountsOff.length ? `: ${report.accountsOff.slice(0, 5).join(', ')}` : ''}`,
     '',
-    'Peak RSS (VmHWM) per process:',
-    ...report.peakRss.map((p) => `  ${p.name.padEnd(28)} ${p.mb.toFixed(0).padStart(6)} MB`),
+    `${'process'.padEnd(30)} ${'peak RSS (VmHWM)'.padStart(16)} ${'CPU s during the mix'.padStart(21)}`,
+    ...report.processes.map((p) => `${p.name.padEnd(30)} ${`${p.peakMb.toFixed(0)} MB`.padStart(16)} ${p.cpuS.toFixed(1).padStart(21)}`),
+    `${'all'.padEnd(30)} ${''.padStart(16)} ${report.processes.reduce((n, p) => n + p.cpuS, 0).toFixed(1).padStart(21)}  (of ${(report.elapsedS * cpus).toFixed(0)} s on ${cpus} cores; the rest went to PostgreSQL, Redis and other work on the machine)`,
     '',
+    `Machine: ${cpus} cores, 1-minute load average ${report.loadAverage.toFixed(1)} when the mix ended (figures from a shared machine are noisy)`,
     `Command: ${command}`,
   );
   return lines.join('\n');

@@ -3,12 +3,13 @@
  * that need the services stopped (the ledger is read after the APIs have exited gracefully, so every
  * refund of a cut delivery is written). Everything started is stopped, whatever happens.
  */
+import { loadavg } from 'node:os';
 import { onServer } from '../api/bench/support.ts';
 import { createAccounts } from './accounts.ts';
 import type { LoadConfig } from './config.ts';
 import { drive } from './drive.ts';
-import { accountsOff, type Ledger, type LoadReport, newTally, summarize } from './report.ts';
-import { printLogs, startTopology } from './topology.ts';
+import { accountsOff, type Ledger, type LoadReport, newTally, type ProcessUse, summarize } from './report.ts';
+import { printLogs, type ProcessSample, startTopology } from './topology.ts';
 
 export interface RunHooks {
   /** Receives the function that stops every process of the run, for a signal handler. */
@@ -26,8 +27,10 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
     const accounts = await createAccounts(topology.adminUrl, topology.adminToken, config.LOAD_ACCOUNTS);
     progress(`driving the mix for ${config.LOAD_DURATION_S} s over ${config.LOAD_CONNECTIONS} connections…`);
     const tally = newTally();
+    const before = [...topology.sample(), driverSample()];
     const elapsedS = await drive(topology.apiUrls, accounts, config.LOAD_CONNECTIONS, config.LOAD_DURATION_S, tally);
-    const peakRss = topology.peakRss();
+    const processes = processUse(before, [...topology.sample(), driverSample()]);
+    const [loadAverage = NaN] = loadavg();
     progress('stopping the APIs gracefully, then reading the ledger…');
     await topology.stopApis();
     const ledger = await readLedger(topology.databaseUrl);
@@ -39,7 +42,8 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
       transportErrors: tally.transportErrors,
       ledger,
       accountsOff: accountsOff(ledger, tally),
-      peakRss,
+      processes,
+      loadAverage,
     };
   } catch (error) {
     await printLogs(topology.processes);
@@ -47,6 +51,18 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
   } finally {
     await topology.stop();
   }
+}
+
+/** This process: autocannon's CPU time competes with the services' on the same machine. */
+function driverSample(): ProcessSample {
+  const { user, system } = process.cpuUsage();
+  return { name: 'load driver (autocannon)', peakMb: process.resourceUsage().maxRSS / 1024, cpuS: (user + system) / 1e6 };
+}
+
+/** Peak RSS at the end, and CPU seconds spent during the mix (a process started during it counts from 0). */
+function processUse(before: ProcessSample[], after: ProcessSample[]): ProcessUse[] {
+  const cpuBefore = new Map(before.map((p) => [p.name, p.cpuS]));
+  return after.map((p) => ({ name: p.name, peakMb: p.peakMb, cpuS: p.cpuS - (cpuBefore.get(p.name) ?? 0) }));
 }
 
 async function readLedger(databaseUrl: string): Promise<Ledger> {

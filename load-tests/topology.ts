@@ -27,6 +27,14 @@ export interface ServiceProcess {
   readonly log: string;
 }
 
+export interface ProcessSample {
+  readonly name: string;
+  /** VmHWM: the peak resident set size, MB. */
+  readonly peakMb: number;
+  /** User + system CPU time used since the process started, seconds. */
+  readonly cpuS: number;
+}
+
 export interface Topology {
   /** Public base URLs of the two APIs. */
   readonly apiUrls: string[];
@@ -34,8 +42,8 @@ export interface Topology {
   readonly adminToken: string;
   readonly databaseUrl: string;
   readonly processes: ServiceProcess[];
-  /** Peak resident memory (VmHWM) of every process started, and of their children (query workers). */
-  peakRss(): { name: string; mb: number }[];
+  /** Peak resident memory and CPU time so far of every process started and of their children (query workers). */
+  sample(): ProcessSample[];
   /** SIGTERM the APIs and wait for them: their refunds and deliveries are written before they exit. */
   stopApis(): Promise<void>;
   /** Ends every process still running and removes the database, the Redis keys and the files. */
@@ -97,7 +105,7 @@ export async function startTopology(config: LoadConfig, onStop: (stop: () => Pro
       adminToken,
       databaseUrl,
       processes,
-      peakRss: () => processes.flatMap((p) => peakRss(p.name, p.child.pid)),
+      sample: () => processes.flatMap((p) => sampleTree(p.name, p.child.pid)),
       stopApis: async () => void (await Promise.all(apis.map((p) => stopProcess(p.child)))),
       stop,
     };
@@ -229,13 +237,23 @@ function stopProcess(child: ChildProcess): Promise<void> {
   });
 }
 
-function peakRss(name: string, pid: number | undefined): { name: string; mb: number }[] {
+function sampleTree(name: string, pid: number | undefined): ProcessSample[] {
   if (pid === undefined) return [];
   const kb = statusField(pid, 'VmHWM');
   if (kb === undefined) return [];
   const children = readText(`/proc/${pid}/task/${pid}/children`).split(' ').filter(Boolean).map(Number);
-  return [{ name, mb: kb / 1024 }, ...children.flatMap((child) => peakRss(`${name} › child ${child}`, child))];
+  return [{ name, peakMb: kb / 1024, cpuS: cpuSeconds(pid) }, ...children.flatMap((child) => sampleTree(`${name} › child ${child}`, child))];
 }
+
+/** utime + stime, fields 14 and 15 of /proc/<pid>/stat, counted after the command name's closing parenthesis. */
+function cpuSeconds(pid: number): number {
+  const stat = readText(`/proc/${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+}
+
+/** USER_HZ, 100 on every Linux the service runs on (`getconf CLK_TCK`). */
+const CLOCK_TICKS_PER_S = 100;
 
 function statusField(pid: number, field: string): number | undefined {
   const line = readText(`/proc/${pid}/status`).split('\n').find((l) => l.startsWith(`${field}:`));
