@@ -5,7 +5,7 @@
  */
 import { loadConfigOrExit } from '@uda/shared/config';
 import { parseLoadConfig } from './config.ts';
-import { formatReport } from './report.ts';
+import { formatReport, isHealthy } from './report.ts';
 import { runLoad } from './run.ts';
 
 const config = loadConfigOrExit(() => parseLoadConfig(process.env));
@@ -21,5 +21,4 @@ process.once('SIGTERM', () => interrupt('SIGTERM'));
 
 const report = await runLoad(config, { stoppable: (stop) => (stopAll = stop), progress: (line) => console.error(`[load] ${line}`) });
 console.log(formatReport(report, command));
-const healthy = report.unexpected === 0 && report.ledger.netMicro === report.receivedMicro && report.accountsOff.length === 0;
-process.exit(healthy ? 0 : 1);
+process.exit(isHealthy(report) ? 0 : 1);

@@ -74,6 +74,13 @@ export interface LoadReport {
   readonly processes: ProcessUse[];
   /** The machine's 1-minute load average when the mix ended: how much else was running. */
   readonly loadAverage: number;
+  /** Where the processes' logs were kept, when the run was not healthy. */
+  readonly logs?: string;
+}
+
+/** No unexpected answer, and the ledger equals the X-Credit-Cost received, in total and per account. */
+export function isHealthy(report: Omit<LoadReport, 'logs'>): boolean {
+  return report.unexpected === 0 && report.ledger.netMicro === report.receivedMicro && report.accountsOff.length === 0;
 }
 
 export interface ProcessUse {
@@ -164,6 +171,7 @@ export function formatReport(report: LoadReport, command: string): string {
     `${'all'.padEnd(30)} ${''.padStart(16)} ${report.processes.reduce((n, p) => n + p.cpuS, 0).toFixed(1).padStart(21)}  (of ${(report.elapsedS * cpus).toFixed(0)} s on ${cpus} cores; the rest went to PostgreSQL, Redis and other work on the machine)`,
     '',
     `Machine: ${cpus} cores, 1-minute load average ${report.loadAverage.toFixed(1)} when the mix ended (figures from a shared machine are noisy)`,
+    ...(report.logs ? [`Logs of every process kept in ${report.logs}`] : []),
     `Command: ${command}`,
   );
   return lines.join('\n');

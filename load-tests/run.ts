@@ -8,7 +8,7 @@ import { onServer } from '../api/bench/support.ts';
 import { createAccounts } from './accounts.ts';
 import type { LoadConfig } from './config.ts';
 import { drive } from './drive.ts';
-import { accountsOff, type Ledger, type LoadReport, newTally, type ProcessUse, summarize } from './report.ts';
+import { accountsOff, isHealthy, type Ledger, type LoadReport, newTally, type ProcessUse, summarize } from './report.ts';
 import { printLogs, type ProcessSample, startTopology } from './topology.ts';
 
 export interface RunHooks {
@@ -34,7 +34,7 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
     progress('stopping the APIs gracefully, then reading the ledger…');
     await topology.stopApis();
     const ledger = await readLedger(topology.databaseUrl);
-    return {
+    const report = {
       accounts: accounts.length,
       connections: config.LOAD_CONNECTIONS,
       elapsedS,
@@ -45,6 +45,7 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
       processes,
       loadAverage,
     };
+    return isHealthy(report) ? report : { ...report, logs: await topology.keepLogs() };
   } catch (error) {
     await printLogs(topology.processes);
     throw error;

@@ -9,10 +9,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Redis } from 'ioredis';
 import { onServer } from '../api/bench/support.ts';
@@ -46,6 +46,8 @@ export interface Topology {
   sample(): ProcessSample[];
   /** SIGTERM the APIs and wait for them: their refunds and deliveries are written before they exit. */
   stopApis(): Promise<void>;
+  /** Copies the processes' logs to a folder that outlives `stop()`, and returns its path. */
+  keepLogs(): Promise<string>;
   /** Ends every process still running and removes the database, the Redis keys and the files. */
   stop(): Promise<void>;
 }
@@ -107,6 +109,11 @@ export async function startTopology(config: LoadConfig, onStop: (stop: () => Pro
       processes,
       sample: () => processes.flatMap((p) => sampleTree(p.name, p.child.pid)),
       stopApis: async () => void (await Promise.all(apis.map((p) => stopProcess(p.child)))),
+      keepLogs: async () => {
+        const kept = await mkdtemp(join(tmpdir(), 'uda-load-logs-'));
+        await Promise.all(processes.map((p) => copyFile(p.log, join(kept, basename(p.log)))));
+        return kept;
+      },
       stop,
     };
   } catch (error) {
