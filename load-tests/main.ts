@@ -1,0 +1,24 @@
+/**
+ * `npm run load`: the mixed-load test of issue 16 (see README.md in this folder). Prints the report
+ * and exits 1 when an answer was unexpected or the ledger and the X-Credit-Cost headers disagree.
+ * Ctrl-C or SIGTERM stops every process it started.
+ */
+import { loadConfigOrExit } from '@uda/shared/config';
+import { parseLoadConfig } from './config.ts';
+import { formatReport, isHealthy } from './report.ts';
+import { runLoad } from './run.ts';
+
+const config = loadConfigOrExit(() => parseLoadConfig(process.env));
+const command = `LOAD_DURATION_S=${config.LOAD_DURATION_S} LOAD_ACCOUNTS=${config.LOAD_ACCOUNTS} LOAD_CONNECTIONS=${config.LOAD_CONNECTIONS} npm run load`;
+
+let stopAll: (() => Promise<void>) | undefined;
+const interrupt = (signal: string) => {
+  console.error(`[load] ${signal}: stopping everything`);
+  void (stopAll?.() ?? Promise.resolve()).finally(() => process.exit(130));
+};
+process.once('SIGINT', () => interrupt('SIGINT'));
+process.once('SIGTERM', () => interrupt('SIGTERM'));
+
+const report = await runLoad(config, { stoppable: (stop) => (stopAll = stop), progress: (line) => console.error(`[load] ${line}`) });
+console.log(formatReport(report, command));
+process.exit(isHealthy(report) ? 0 : 1);

@@ -1,0 +1,178 @@
+/**
+ * What the load test counts while it runs (per route: latencies, answers by label, credit charged)
+ * and the report it prints at the end: throughput and p50/p99 per route, every answer label with the
+ * unexpected ones marked, the ledger reconciliation and the peak RSS of every process.
+ */
+import { availableParallelism } from 'node:os';
+import type { Route } from './mix.ts';
+
+const cpus = availableParallelism();
+
+interface RouteTally {
+  readonly route: Route;
+  readonly latenciesMs: number[];
+  readonly outcomes: Map<string, number>;
+  /** The first request and answer body of each unexpected label, to reproduce it by hand. */
+  readonly samples: Map<string, string>;
+  costMicro: number;
+}
+
+export interface Tally {
+  readonly routes: Map<string, RouteTally>;
+  /** Σ X-Credit-Cost received per account id, micro-USD. */
+  readonly costByAccount: Map<string, number>;
+  /** Connection errors and timeouts: requests that got no answer at all. */
+  transportErrors: number;
+}
+
+export function newTally(): Tally {
+  return { routes: new Map(), costByAccount: new Map(), transportErrors: 0 };
+}
+
+export interface Answer {
+  readonly outcome: string;
+  readonly latencyMs: number;
+  readonly costMicro: number;
+  readonly accountId: string | undefined;
+  /** `METHOD path` and the body, kept only for an unexpected answer. */
+  readonly request: string;
+  readonly body: string;
+}
+
+export function record(tally: Tally, route: Route, answer: Answer): void {
+  let entry = tally.routes.get(route.name);
+  if (!entry) tally.routes.set(route.name, (entry = { route, latenciesMs: [], outcomes: new Map(), samples: new Map(), costMicro: 0 }));
+  const { outcome, latencyMs, costMicro } = answer;
+  if (!route.expected.includes(outcome) && !entry.samples.has(outcome)) entry.samples.set(outcome, `${answer.request} -> ${answer.body.slice(0, 300)}`);
+  entry.latenciesMs.push(latencyMs);
+  if (answer.accountId) tally.costByAccount.set(answer.accountId, (tally.costByAccount.get(answer.accountId) ?? 0) + costMicro);
+  entry.outcomes.set(outcome, (entry.outcomes.get(outcome) ?? 0) + 1);
+  entry.costMicro += costMicro;
+}
+
+export interface Ledger {
+  /** Σ charges − Σ refunds, micro-USD. */
+  readonly netMicro: number;
+  readonly charges: number;
+  readonly refunds: number;
+  /** The same net per account id. */
+  readonly netByAccount: Map<string, number>;
+}
+
+export interface LoadReport {
+  readonly accounts: number;
+  readonly connections: number;
+  readonly elapsedS: number;
+  readonly routes: RouteSummary[];
+  readonly requests: number;
+  readonly unexpected: number;
+  readonly transportErrors: number;
+  readonly receivedMicro: number;
+  readonly ledger: Ledger;
+  /** Accounts whose ledger net differs from the X-Credit-Cost their requests received (goal 0). */
+  readonly accountsOff: string[];
+  readonly processes: ProcessUse[];
+  /** The machine's 1-minute load average when the mix ended: how much else was running. */
+  readonly loadAverage: number;
+  /** Where the processes' logs were kept, when the run was not healthy. */
+  readonly logs?: string;
+}
+
+/** No unexpected answer, and the ledger equals the X-Credit-Cost received, in total and per account. */
+export function isHealthy(report: Omit<LoadReport, 'logs'>): boolean {
+  return report.unexpected === 0 && report.ledger.netMicro === report.receivedMicro && report.accountsOff.length === 0;
+}
+
+export interface ProcessUse {
+  readonly name: string;
+  readonly peakMb: number;
+  /** CPU seconds (user + system) spent during the mix. */
+  readonly cpuS: number;
+}
+
+export interface RouteSummary {
+  readonly name: string;
+  readonly requests: number;
+  readonly perSecond: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly outcomes: { label: string; count: number; expected: boolean }[];
+  readonly unexpected: number;
+  readonly samples: string[];
+  readonly costMicro: number;
+}
+
+export function summarize(tally: Tally, elapsedS: number): { routes: RouteSummary[]; requests: number; unexpected: number; receivedMicro: number } {
+  const routes = [...tally.routes.values()].map((t) => summarizeRoute(t, elapsedS));
+  return {
+    routes,
+    requests: routes.reduce((n, r) => n + r.requests, 0),
+    unexpected: routes.reduce((n, r) => n + r.unexpected, 0) + tally.transportErrors,
+    receivedMicro: routes.reduce((n, r) => n + r.costMicro, 0),
+  };
+}
+
+const usd = (micro: number) => `$${(micro / 1_000_000).toFixed(6)}`;
+
+function summarizeRoute(t: RouteTally, elapsedS: number): RouteSummary {
+  const sorted = [...t.latenciesMs].sort((a, b) => a - b);
+  const outcomes = [...t.outcomes.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([label, count]) => ({ label, count, expected: t.route.expected.includes(label) }));
+  return {
+    name: t.route.name,
+    requests: sorted.length,
+    perSecond: sorted.length / elapsedS,
+    p50Ms: percentile(sorted, 0.5),
+    p99Ms: percentile(sorted, 0.99),
+    outcomes,
+    unexpected: outcomes.filter((o) => !o.expected).reduce((n, o) => n + o.count, 0),
+    samples: [...t.samples.entries()].map(([label, sample]) => `${label}: ${sample}`),
+    costMicro: t.costMicro,
+  };
+}
+
+/** Every account whose ledger net and received X-Credit-Cost differ, as `id ledger≠received`. */
+export function accountsOff(ledger: Ledger, tally: Tally): string[] {
+  const ids = new Set([...ledger.netByAccount.keys(), ...tally.costByAccount.keys()]);
+  return [...ids].flatMap((id) => {
+    const [charged, received] = [ledger.netByAccount.get(id) ?? 0, tally.costByAccount.get(id) ?? 0];
+    return charged === received ? [] : [`${id} ${usd(charged)}≠${usd(received)}`];
+  });
+}
+
+function percentile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
+}
+
+export function formatReport(report: LoadReport, command: string): string {
+  const lines = [
+    '',
+    `Mixed load: ${report.accounts} accounts, ${report.connections} connections over 2 API processes, ${report.elapsedS.toFixed(1)} s (drained, no request cut)`,
+    '',
+    `${'route'.padEnd(30)} ${'requests'.padStart(8)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  answers (! = unexpected)`,
+  ];
+  for (const r of report.routes) {
+    const answers = r.outcomes.map((o) => `${o.expected ? '' : '!'}${o.label}: ${o.count}`).join(', ');
+    lines.push(`${r.name.padEnd(30)} ${String(r.requests).padStart(8)} ${r.perSecond.toFixed(1).padStart(7)} ${r.p50Ms.toFixed(1).padStart(7)} ${r.p99Ms.toFixed(1).padStart(7)}  ${answers}`);
+  }
+  lines.push(
+    `${'all routes'.padEnd(30)} ${String(report.requests).padStart(8)} ${(report.requests / report.elapsedS).toFixed(1).padStart(7)}`,
+    '',
+    `Unexpected answers: ${report.unexpected} (of which ${report.transportErrors} connection errors or timeouts); goal 0`,
+    ...report.routes.flatMap((r) => r.samples.map((sample) => `  first ${sample}`)),
+    `Ledger reconciliation: Σ charges − refunds in PostgreSQL ${usd(report.ledger.netMicro)} (${report.ledger.charges} charges, ${report.ledger.refunds} refunds); ` +
+      `Σ X-Credit-Cost received ${usd(report.receivedMicro)}: ${report.ledger.netMicro === report.receivedMicro ? 'EQUAL' : 'DIFFERENT'}`,
+    '',
+    `Per account: ${report.accountsOff.length} of ${report.accounts} accounts differ${report.accountsOff.length ? `: ${report.accountsOff.slice(0, 5).join(', ')}` : ''}`,
+    '',
+    `${'process'.padEnd(30)} ${'peak RSS (VmHWM)'.padStart(16)} ${'CPU s during the mix'.padStart(21)}`,
+    ...report.processes.map((p) => `${p.name.padEnd(30)} ${`${p.peakMb.toFixed(0)} MB`.padStart(16)} ${p.cpuS.toFixed(1).padStart(21)}`),
+    `${'all'.padEnd(30)} ${''.padStart(16)} ${report.processes.reduce((n, p) => n + p.cpuS, 0).toFixed(1).padStart(21)}  (of ${(report.elapsedS * cpus).toFixed(0)} s on ${cpus} cores; the rest went to PostgreSQL, Redis and other work on the machine)`,
+    '',
+    `Machine: ${cpus} cores, 1-minute load average ${report.loadAverage.toFixed(1)} when the mix ended (figures from a shared machine are noisy)`,
+    ...(report.logs ? [`Logs of every process kept in ${report.logs}`] : []),
+    `Command: ${command}`,
+  );
+  return lines.join('\n');
+}
