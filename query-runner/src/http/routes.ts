@@ -106,6 +106,8 @@ function sendResult(req: Request, res: Response, head: QueryResultHead, rowsJson
 function errorHandler(deps: AppDeps): ErrorRequestHandler {
   return function runnerErrorHandler(error, _req, res, _next) {
     const known = error instanceof RunnerError ? error : (asStoreOutage(error) ?? asClientError(error));
+    // The caller gets a plain 503; the log keeps what the store said, or the outage has no cause.
+    if (error instanceof ObjectStoreError) deps.logger.warn({ err: error }, 'result store unavailable');
     if (known) {
       countError(deps.metrics, known);
       if (known.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(known.retryAfterSeconds));

@@ -3,7 +3,7 @@
  * reads forward the byte range to S3 so that a large object never sits in memory.
  */
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { BuildMiddleware, MetadataBearer } from '@smithy/types';
@@ -64,12 +64,16 @@ export class S3Store implements ObjectStore {
   async putFile(key: string, path: string, options?: PutOptions): Promise<ObjectInfo> {
     const { size } = await stat(path);
     if (size < this.partSize) {
+      // A buffer, not a stream: the SDK retries only bodies it can send again, so a streamed body
+      // turned one brief S3 error (a 503 SlowDown under load) into a failed upload. A file below
+      // the part size is small enough to hold.
+      const body = await readFile(path);
       await this.wrap(() =>
         this.client.send(
           new PutObjectCommand({
             Bucket: this.bucket,
             Key: key,
-            Body: createReadStream(path),
+            Body: body,
             ContentLength: size,
             ContentType: options?.contentType,
           }),
