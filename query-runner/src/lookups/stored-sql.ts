@@ -29,7 +29,7 @@ const MAX_TERMS = 8;
 const MIN_PREFIX = 3;
 /** What a term matched only as a prefix counts, against a whole-term match. */
 const PREFIX_WEIGHT = 0.5;
-/** Sorts after every character, so `[term, term + MAX_CHAR)` is every term that starts with `term`. */
+/** Sorts after every character (and is no letter or digit), so `[term, term + MAX_CHAR]` is every term that starts with `term`. */
 const MAX_CHAR = '\u{10FFFF}';
 const K1 = 1.2;
 
@@ -38,15 +38,19 @@ export function queryTerms(keywords: string): string[] {
   return [...new Set(searchTerms(keywords))].slice(0, MAX_TERMS);
 }
 
-/** One query term's postings, summed per document: `(i, doc, tf, whole, norm)`. */
+/**
+ * One query term's postings, summed per document: `(i, doc, tf, whole, norm)`. The SQL text is the
+ * same for a whole term and a prefix (only the range's upper bound differs), so the runner prepares
+ * one statement per source and number of terms.
+ */
 function termHits(postings: string, term: string, i: number): LookupQuery {
-  const range = term.length >= MIN_PREFIX ? 'term >= ? AND term < ?' : 'term = ?';
+  const upTo = term.length >= MIN_PREFIX ? term + MAX_CHAR : term;
   return {
     sql: `SELECT ${i} AS i, doc,
              sum(CASE WHEN term = ? THEN tf ELSE tf * ${PREFIX_WEIGHT} END) AS tf,
              bool_or(term = ? AND in_primary) AS whole, any_value(norm) AS norm
-          FROM ${postings} WHERE ${range} GROUP BY doc`,
-    params: [term, term, ...(term.length >= MIN_PREFIX ? [term, term + MAX_CHAR] : [term])],
+          FROM ${postings} WHERE term >= ? AND term <= ? GROUP BY doc`,
+    params: [term, term, term, upTo],
   };
 }
 
