@@ -35,17 +35,23 @@ interface Point {
   non2xx: number;
 }
 
-async function measureScale(scale: number, duration: number, connections: number): Promise<Point> {
-  const dir = await mkdtemp(join(tmpdir(), `uda-lookup-scale-${scale}-`));
+/** Generates inputs of `scale` into `dir` and exports them there: the rows exported and the seconds it took. */
+async function generateAndExport(scale: number, dir: string): Promise<{ rows: number; exportSeconds: number }> {
   const input = join(dir, 'input');
+  await runNode(join(ROOT, 'exporter/bench/generate-data.ts'), ['--scale', String(scale), '--out', input]);
+  const started = performance.now();
+  const log = await runNode(join(ROOT, 'exporter/src/main.ts'), [], { DATA_DIR: dir, EXPORT_INPUT_DIR: input, LOG_LEVEL: 'info', EXPORT_DUCKDB_MEMORY_LIMIT: '2GB' });
+  const published = log.split('\n').find((l) => l.includes('export published'));
+  const rows = published ? Number((JSON.parse(published) as { rows: number }).rows) : 0;
+  return { rows, exportSeconds: (performance.now() - started) / 1000 };
+}
+
+/** With `data`, measures the export already published in that DATA_DIR (kept afterwards) instead of building one. */
+async function measureScale(scale: number, duration: number, connections: number, data?: string): Promise<Point> {
+  const dir = data ?? (await mkdtemp(join(tmpdir(), `uda-lookup-scale-${scale}-`)));
   let runner: Awaited<ReturnType<typeof startNode>> | undefined;
   try {
-    await runNode(join(ROOT, 'exporter/bench/generate-data.ts'), ['--scale', String(scale), '--out', input]);
-    const started = performance.now();
-    const log = await runNode(join(ROOT, 'exporter/src/main.ts'), [], { DATA_DIR: dir, EXPORT_INPUT_DIR: input, LOG_LEVEL: 'info', EXPORT_DUCKDB_MEMORY_LIMIT: '2GB' });
-    const published = log.split('\n').find((l) => l.includes('export published'));
-    const rows = published ? Number((JSON.parse(published) as { rows: number }).rows) : 0;
-    const exportSeconds = (performance.now() - started) / 1000;
+    const { rows, exportSeconds } = data ? { rows: 0, exportSeconds: 0 } : await generateAndExport(scale, dir);
     runner = await startNode(join(ROOT, 'query-runner/src/main.ts'), {
       DATA_DIR: dir, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix(), RUNNER_PORT: '0', MANIFEST_POLL_MS: '100', LOG_LEVEL: 'silent',
     }, (l) => l.includes('"event":"listening"'));
@@ -63,18 +69,20 @@ async function measureScale(scale: number, duration: number, connections: number
     return { scale, rows, exportSeconds, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, meanTotal: Math.round(totals / MIX.length), non2xx: r.non2xx };
   } finally {
     if (runner) await stopNode(runner.child);
-    await rm(dir, { recursive: true, force: true });
+    if (!data) await rm(dir, { recursive: true, force: true });
   }
 }
 
-export async function lookupScalingCurve(scales: readonly number[], duration: number, connections: number): Promise<void> {
+export async function lookupScalingCurve(scales: readonly number[], duration: number, connections: number, data?: string): Promise<void> {
+  if (data && scales.length !== 1) throw new Error('--data measures one export: give one scale');
   const points: Point[] = [];
-  for (const scale of scales) points.push(await measureScale(scale, duration, connections));
+  for (const scale of scales) points.push(await measureScale(scale, duration, connections, data));
   console.log(`\nUncached stored lookups (runner POST /v1/lookups), autocannon ${connections} connections, ${duration} s, ${MIX.length}-query mix`);
   console.log('scale   rows        export s   req/s   p50 ms  p99 ms  mean total  non-2xx');
   for (const p of points) {
     console.log(`${String(p.scale).padEnd(7)} ${String(p.rows).padStart(10)} ${p.exportSeconds.toFixed(0).padStart(9)} ${p.rps.toFixed(0).padStart(7)}  ${String(p.p50).padStart(6)}  ${String(p.p99).padStart(6)}  ${String(p.meanTotal).padStart(10)}  ${String(p.non2xx).padStart(7)}`);
   }
   console.log('Goal at scale 1: ≥ 2,000 req/s per runner, p99 < 50 ms at 50 connections.');
-  console.log(`Command: npm run bench:lookup -- --scales ${scales.join(',')}   (BENCH_DURATION_S, BENCH_CONNECTIONS)`);
+  console.log(`Command: npm run bench:lookup -- --scales ${scales.join(',')}${data ? ` --data ${data}` : ''}   (BENCH_DURATION_S, BENCH_CONNECTIONS)`);
+  if (data) console.log('rows and export s are 0: the export was built beforehand, not by this run.');
 }

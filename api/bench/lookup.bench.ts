@@ -9,7 +9,8 @@
  *   5. for reference, the runner's own POST /v1/lookups, the path of a stored lookup the API's
  *      short cache has not seen (one DuckDB query each).
  * With `-- --scales 0.01,0.1,1`, instead: the runner's uncached lookups over generated inputs of
- * each scale (`lookup-scaling.ts`).
+ * each scale (`lookup-scaling.ts`); with `--scales N --data DIR`, over the export already published in
+ * the DATA_DIR `DIR`, built from inputs of scale N (no generating or exporting).
  * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_DURATION_S (default 10), BENCH_CONNECTIONS (50).
  */
 import { spawn } from 'node:child_process';
@@ -57,7 +58,9 @@ async function measure(name: string, url: string, requests: autocannon.Request[]
 // `-- --scales 0.01,0.1,1`: only the runner's scaling curve over generated full-size inputs.
 const scalesArg = process.argv.indexOf('--scales');
 if (scalesArg > 0) {
-  await lookupScalingCurve(process.argv[scalesArg + 1]!.split(',').map(Number), duration, connections);
+  const dataArg = process.argv.indexOf('--data');
+  const data = dataArg > 0 ? process.argv[dataArg + 1] : undefined;
+  await lookupScalingCurve(process.argv[scalesArg + 1]!.split(',').map(Number), duration, connections, data);
   process.exit(0);
 }
 

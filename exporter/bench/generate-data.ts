@@ -199,7 +199,11 @@ async function sec(out: string, rng: Rng, count: number): Promise<number> {
     const rows = Math.min(perDay, count - written);
     for (let i = 0; i < rows; i++) {
       const company = pick(rng, tickers);
-      const accession = `${String(between(rng, 1_000_000, 1_999_999)).padStart(10, '0')}-${stamp.slice(2, 4)}-${String(day * perDay + i).padStart(6, '0')}`;
+      // An accession number is filer-YY-sequence with a six-digit sequence (the exporter checks the
+      // form): past a million filings the sequence wraps and the filer id moves on, so numbers stay unique.
+      const n = day * perDay + i;
+      const filer = 1_000_000 + Math.floor(n / 1_000_000);
+      const accession = `${String(filer).padStart(10, '0')}-${stamp.slice(2, 4)}-${String(n % 1_000_000).padStart(6, '0')}`;
       await w.write(`${company.cik_str}|${company.title.toUpperCase()}|${pick(rng, forms)}|${stamp}|edgar/data/${company.cik_str}/${accession}.txt\n`);
     }
     await w.close();

@@ -12,12 +12,19 @@ import { databaseEntry, downloadDatabase, readManifest } from './database-downlo
 import { openSandbox } from './sandbox.ts';
 import type { SandboxLimits } from './sandbox.ts';
 
+/** Something that lives as long as one database version, such as the lookups' pooled connections. */
+export interface VersionResource {
+  close(): void;
+}
+
 export interface OpenDatabase {
   readonly version: string;
   readonly path: string;
   readonly instance: DuckDBInstance;
   leases: number;
   retired: boolean;
+  /** Closed, in order, before the instance when the version is disposed (see `versionResource`). */
+  readonly resources: Map<string, VersionResource>;
 }
 
 export interface DatabaseLease {
@@ -101,7 +108,7 @@ export class DatabaseManager {
     const path = await downloadDatabase(this.options.store, entry, manifest.version, this.options.dir);
     const instance = await openSandbox(path, this.options.limits);
     const previous = this.current;
-    this.current = { version: manifest.version, path, instance, leases: 0, retired: false };
+    this.current = { version: manifest.version, path, instance, leases: 0, retired: false, resources: new Map() };
     this.options.logger.info({ version: manifest.version, previous: previous?.version }, 'database swapped in');
     this.options.onVersion?.(manifest.version);
     if (previous) this.retire(previous);
@@ -113,8 +120,23 @@ export class DatabaseManager {
   }
 
   private async dispose(database: OpenDatabase): Promise<void> {
+    // No lease is left, so no resource is in use: its connections close before their instance.
+    for (const resource of database.resources.values()) resource.close();
+    database.resources.clear();
     database.instance.closeSync();
     await rm(dirname(database.path), { recursive: true, force: true });
     this.options.logger.info({ version: database.version }, 'old database closed and deleted');
   }
+}
+
+/**
+ * The resource `key` of a database version, created on first use and closed with the version, so
+ * state built for one version (prepared statements) is never used on another.
+ */
+export function versionResource<T extends VersionResource>(database: OpenDatabase, key: string, create: (instance: DuckDBInstance) => T): T {
+  const existing = database.resources.get(key);
+  if (existing) return existing as T;
+  const created = create(database.instance);
+  database.resources.set(key, created);
+  return created;
 }

@@ -2,10 +2,11 @@
  * Test support: a runner serving a database the real exporter built from the sample data (run as
  * its CLI, so the workspaces stay independent), for the lookup tests.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { lookupResponseSchema, type LookupResponse } from '@uda/shared/runner-contract';
 import { redisPrefix, startInProcess } from './harness.ts';
 import type { StartedRunner } from '../src/runner.ts';
@@ -18,16 +19,22 @@ export interface ExportedRunner {
   lookup(body: unknown): Promise<{ status: number; body: unknown }>;
   /** A lookup that must succeed, parsed with the contract's schema. */
   ok(source: string, keywords: string, limit?: number): Promise<LookupResponse>;
+  /** Runs the exporter again: it publishes a new version, which the runner swaps in. */
+  exportAgain(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** The real exporter CLI over the sample data, publishing a new version into `dataDir`'s store. */
+async function exportSamples(dataDir: string): Promise<void> {
+  await promisify(execFile)(join(ROOT, 'node_modules/.bin/node'), [join(ROOT, 'exporter/src/main.ts')], {
+    env: { PATH: process.env.PATH, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+    encoding: 'utf8',
+  });
 }
 
 export async function startExportedRunner(name: string): Promise<ExportedRunner> {
   const dataDir = await mkdtemp(join(tmpdir(), `uda-${name}-`));
-  const exported = spawnSync(join(ROOT, 'node_modules/.bin/node'), [join(ROOT, 'exporter/src/main.ts')], {
-    env: { PATH: process.env.PATH, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
-    encoding: 'utf8',
-  });
-  if (exported.status !== 0) throw new Error(`export failed: ${exported.stderr}`);
+  await exportSamples(dataDir);
   const runner = await startInProcess({
     DATA_DIR: dataDir,
     REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -50,6 +57,7 @@ export async function startExportedRunner(name: string): Promise<ExportedRunner>
       if (status !== 200) throw new Error(`lookup ${source} "${keywords}": ${status} ${JSON.stringify(body)}`);
       return lookupResponseSchema.parse(body);
     },
+    exportAgain: () => exportSamples(dataDir),
     async stop() {
       await runner.shutdown(0);
       await rm(dataDir, { recursive: true, force: true });

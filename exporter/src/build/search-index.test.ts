@@ -107,6 +107,22 @@ describe('buildSearchIndexes', () => {
   });
 });
 
+describe('page columns', () => {
+  it('keep the page columns from other tables in docs, keyed by the document number', async () => {
+    await connection.run('CREATE TABLE food (fdc_id INTEGER, description VARCHAR, category VARCHAR)');
+    await connection.run("INSERT INTO food VALUES (1, 'Butter, salted', 'Dairy'), (2, 'Water', 'Beverages')");
+    await connection.run('CREATE TABLE food_nutrients (fdc_id INTEGER, nutrient_id INTEGER, amount DOUBLE)');
+    await connection.run('INSERT INTO food_nutrients VALUES (1, 1008, 717), (1, 1004, 81.11), (1, 1090, 24)');
+    expect(await buildSearchIndexes(connection, new Set(['food', 'food_nutrients']))).toEqual(['food']);
+    expect(await rows(`SELECT * FROM ${searchTable('food', 'docs')} ORDER BY doc`)).toEqual([
+      { doc: 1, fdc_id: 2, energy_kcal: null, protein_g: null, fat_g: null, carbohydrate_g: null },
+      { doc: 2, fdc_id: 1, energy_kcal: 717, protein_g: null, fat_g: 81.11, carbohydrate_g: null },
+    ]);
+    const constraints = await rows(`SELECT constraint_type, constraint_column_names FROM duckdb_constraints() WHERE table_name = '${searchTable('food', 'docs')}'`);
+    expect(constraints).toContainEqual({ constraint_type: 'PRIMARY KEY', constraint_column_names: ['doc'] });
+  });
+});
+
 describe('index table names', () => {
   it('never name a catalog table, so SQL over them is billed to no source', () => {
     for (const { source } of SEARCH_SPECS) {

@@ -5,8 +5,11 @@
  *
  * Per source (`searchTable` names them; the `_search_` prefix never collides with a catalog table,
  * so `sourceOfTable` maps them to no source and they are not billed; they are not exported as files):
- * - `docs(doc, key…)`: one row per document; `doc` numbers the documents in the source's tie order,
- *   so "equal score" ties break on `doc`.
+ * - `docs(doc, key…, page column…)`: one row per document, primary key `doc`; `doc` numbers the
+ *   documents in the source's tie order, so "equal score" ties break on `doc`. The page columns are
+ *   what a lookup page shows from the source's other tables (a food's nutrients, a paper's
+ *   repositories, a company's recent filings), computed here once, so a lookup reads them for its
+ *   page's documents by key instead of scanning those tables on every request.
  * - `postings(term, doc, tf, in_primary, norm)`, sorted by term so a term's postings are a few row
  *   groups: `tf` is the field-weighted term frequency (a title word counts more than an abstract
  *   word), `in_primary` whether the term is a whole word of a primary field, and `norm` the document's
@@ -39,6 +42,8 @@ export interface SearchSpec {
   readonly order: string;
   /** Columns kept in `docs` to join a page back to the source tables. */
   readonly keys: readonly string[];
+  /** The page columns kept in `docs`: a SELECT with the key columns and one column per page column. */
+  readonly pageColumns?: string;
   readonly fields: readonly SearchField[];
   /** Fields whose whole text is compared with the keywords for exact and prefix matches. */
   readonly titles: readonly string[];
@@ -76,10 +81,16 @@ export const SEARCH_SPECS: readonly SearchSpec[] = [
   },
   {
     source: 'food',
-    tables: ['food'],
+    tables: ['food', 'food_nutrients'],
     documents: 'SELECT fdc_id, description, category FROM food',
     order: 'length(description), fdc_id',
     keys: ['fdc_id'],
+    pageColumns: `SELECT fdc_id,
+        max(amount) FILTER (WHERE nutrient_id = 1008) AS energy_kcal,
+        max(amount) FILTER (WHERE nutrient_id = 1003) AS protein_g,
+        max(amount) FILTER (WHERE nutrient_id = 1004) AS fat_g,
+        max(amount) FILTER (WHERE nutrient_id = 1005) AS carbohydrate_g
+      FROM food_nutrients WHERE nutrient_id IN (1003, 1004, 1005, 1008) GROUP BY fdc_id`,
     fields: [
       { column: 'description', weight: 2, primary: true },
       { column: 'category', weight: 1 },
@@ -88,12 +99,15 @@ export const SEARCH_SPECS: readonly SearchSpec[] = [
   },
   {
     source: 'pwc',
-    tables: ['pwc_papers'],
+    tables: ['pwc_papers', 'pwc_links'],
     documents: `SELECT paper_url, date, title, arxiv_id, abstract,
         array_to_string(authors, '; ') AS authors, array_to_string(tasks, '; ') AS tasks
       FROM pwc_papers`,
     order: 'date DESC NULLS LAST, paper_url',
     keys: ['paper_url'],
+    pageColumns: `SELECT paper_url,
+        list({'repo_url': repo_url, 'is_official': is_official, 'framework': framework} ORDER BY is_official DESC, repo_url) AS repositories
+      FROM pwc_links GROUP BY paper_url`,
     fields: [
       { column: 'title', weight: 3, primary: true },
       // An arXiv id ("1706.03762") is found as its terms and, exactly, through `titles`.
@@ -106,10 +120,18 @@ export const SEARCH_SPECS: readonly SearchSpec[] = [
   },
   {
     source: 'sec',
-    tables: ['sec_companies'],
+    tables: ['sec_companies', 'sec_filings'],
     documents: 'SELECT ticker, title FROM sec_companies',
     order: 'length(title), ticker',
     keys: ['ticker'],
+    // The five latest filings per company (a top 5 per company, not a list of every filing).
+    pageColumns: `SELECT c.ticker,
+        list({'form_type': f.form_type, 'date_filed': f.date_filed, 'accession_number': f.accession_number}
+             ORDER BY f.date_filed DESC, f.accession_number) AS recent_filings
+      FROM sec_companies c JOIN (
+          SELECT cik, form_type, date_filed, accession_number FROM sec_filings
+          QUALIFY row_number() OVER (PARTITION BY cik ORDER BY date_filed DESC, accession_number) <= 5) f ON f.cik = c.cik
+      GROUP BY c.ticker`,
     fields: [
       { column: 'title', weight: 1, primary: true },
       // A ticker ("TSLA") is found as a term and, exactly, through `titles`.
@@ -122,6 +144,15 @@ export const SEARCH_SPECS: readonly SearchSpec[] = [
 const STAGE = '_search_stage';
 const TERMS = '_search_terms';
 
+/** Every document's number and keys, with the page columns when the source has some. */
+function docsSelect(spec: SearchSpec): string {
+  const keys = spec.keys.map(quoteIdent);
+  if (!spec.pageColumns) return `SELECT doc, ${keys.join(', ')} FROM ${STAGE} ORDER BY doc`;
+  return `SELECT s.doc, ${keys.map((k) => `s.${k}`).join(', ')}, page.* EXCLUDE (${keys.join(', ')})
+    FROM ${STAGE} s LEFT JOIN (${spec.pageColumns}) page ON ${keys.map((k) => `page.${k} = s.${k}`).join(' AND ')}
+    ORDER BY s.doc`;
+}
+
 /** The `CREATE` statements for one source's index, in order. Temporary tables are dropped at the end. */
 export function searchIndexSql(spec: SearchSpec): string[] {
   const t = (kind: Parameters<typeof searchTable>[1]) => quoteIdent(searchTable(spec.source, kind));
@@ -133,7 +164,9 @@ export function searchIndexSql(spec: SearchSpec): string[] {
   const titleTerms = (column: string) => `list_filter(${searchTermsSql(quoteIdent(column))}, lambda x: x <> '')`;
   return [
     `CREATE TEMP TABLE ${STAGE} AS SELECT row_number() OVER (ORDER BY ${spec.order})::INTEGER AS doc, * FROM (${spec.documents})`,
-    `CREATE TABLE ${t('docs')} AS SELECT doc, ${spec.keys.map(quoteIdent).join(', ')} FROM ${STAGE} ORDER BY doc`,
+    `CREATE TABLE ${t('docs')} AS ${docsSelect(spec)}`,
+    // A page's documents are then read through the key's index, not by a scan of every document.
+    `ALTER TABLE ${t('docs')} ADD PRIMARY KEY (doc)`,
     `CREATE TEMP TABLE ${TERMS} AS
        SELECT term, doc, sum(${weight})::DOUBLE AS tf, bool_or(field IN (${primary.join(', ') || '-1'})) AS in_primary
        FROM (${fieldTerms.join(' UNION ALL ')}) WHERE term <> '' GROUP BY term, doc`,

@@ -11,7 +11,7 @@
  * equals the keywords; 1 it starts with them as whole words; 2 every term is a whole word of the
  * primary fields; 3 the rest. Within a tier by BM25 (field-weighted; a prefix-only match counts half),
  * then in the source's tie order. Only the posting lists of the query's terms and the title range of
- * the keywords are read; the source tables are read for the page's rows only.
+ * the keywords are read; `docs` and the source tables are read by key for the page's rows only.
  * The result shapes are documented in the README ("Lookup results") and pinned by tests.
  */
 import type { STORED_SOURCES } from '@uda/shared/runner-contract';
@@ -29,7 +29,7 @@ const MAX_TERMS = 8;
 const MIN_PREFIX = 3;
 /** What a term matched only as a prefix counts, against a whole-term match. */
 const PREFIX_WEIGHT = 0.5;
-/** Sorts after every character, so `[term, term + MAX_CHAR)` is every term that starts with `term`. */
+/** Sorts after every character (and is no letter or digit), so `[term, term + MAX_CHAR]` is every term that starts with `term`. */
 const MAX_CHAR = '\u{10FFFF}';
 const K1 = 1.2;
 
@@ -38,15 +38,19 @@ export function queryTerms(keywords: string): string[] {
   return [...new Set(searchTerms(keywords))].slice(0, MAX_TERMS);
 }
 
-/** One query term's postings, summed per document: `(i, doc, tf, whole, norm)`. */
+/**
+ * One query term's postings, summed per document: `(i, doc, tf, whole, norm)`. The SQL text is the
+ * same for a whole term and a prefix (only the range's upper bound differs), so the runner prepares
+ * one statement per source and number of terms.
+ */
 function termHits(postings: string, term: string, i: number): LookupQuery {
-  const range = term.length >= MIN_PREFIX ? 'term >= ? AND term < ?' : 'term = ?';
+  const upTo = term.length >= MIN_PREFIX ? term + MAX_CHAR : term;
   return {
     sql: `SELECT ${i} AS i, doc,
              sum(CASE WHEN term = ? THEN tf ELSE tf * ${PREFIX_WEIGHT} END) AS tf,
              bool_or(term = ? AND in_primary) AS whole, any_value(norm) AS norm
-          FROM ${postings} WHERE ${range} GROUP BY doc`,
-    params: [term, term, ...(term.length >= MIN_PREFIX ? [term, term + MAX_CHAR] : [term])],
+          FROM ${postings} WHERE term >= ? AND term <= ? GROUP BY doc`,
+    params: [term, term, term, upTo],
   };
 }
 
@@ -63,27 +67,28 @@ function rankedDocs(source: StoredLookupSource, keywords: string, terms: readonl
   const phrase = searchTerms(keywords).join(' ');
   return {
     sql: `hits AS (${hits.map((h) => h.sql).join(' UNION ALL ')}),
-      matched AS (SELECT doc, bool_and(whole) AS whole FROM hits GROUP BY doc HAVING count(*) = ${terms.length}),
-      df AS (SELECT i, count(*) AS df FROM hits GROUP BY i),
       scored AS (
-        SELECT h.doc, sum(ln(1 + (s.documents - df.df + 0.5) / (df.df + 0.5)) * h.tf * ${K1 + 1} / (h.tf + h.norm)) AS score
-        FROM hits h SEMI JOIN matched m ON m.doc = h.doc JOIN df ON df.i = h.i CROSS JOIN ${searchTable(source, 'stats')} s
-        GROUP BY h.doc),
+        SELECT doc, bool_and(whole) AS whole,
+               sum(ln(1 + (s.documents - df + 0.5) / (df + 0.5)) * tf * ${K1 + 1} / (tf + norm)) AS score
+        FROM (SELECT *, count(*) OVER (PARTITION BY i) AS df FROM hits) CROSS JOIN ${searchTable(source, 'stats')} s
+        GROUP BY doc HAVING count(*) = ${terms.length}),
       titled AS (
-        SELECT doc, min(tier) AS tier FROM (
-          SELECT doc, 0 AS tier FROM ${titles} WHERE title = ?
-          UNION ALL SELECT doc, 1 FROM ${titles} WHERE title >= ? AND title < ?)
-        GROUP BY doc),
+        SELECT doc, min(CASE WHEN title = ? THEN 0 ELSE 1 END) AS tier FROM ${titles}
+        WHERE title >= ? AND title <= ? GROUP BY doc),
       ranked AS (
-        SELECT m.doc, coalesce(t.tier, CASE WHEN m.whole THEN 2 ELSE 3 END) AS tier, s.score, count(*) OVER () AS total
-        FROM matched m JOIN scored s ON s.doc = m.doc LEFT JOIN titled t ON t.doc = m.doc
+        SELECT m.doc, coalesce(t.tier, CASE WHEN m.whole THEN 2 ELSE 3 END) AS tier, m.score, count(*) OVER () AS total
+        FROM scored m LEFT JOIN titled t ON t.doc = m.doc
         ORDER BY tier, score DESC, m.doc
         LIMIT ?)`,
-    params: [...hits.flatMap((h) => h.params), phrase, `${phrase} `, `${phrase} ${MAX_CHAR}`, limit],
+    params: [...hits.flatMap((h) => h.params), phrase, phrase, `${phrase} ${MAX_CHAR}`, limit],
   };
 }
 
-/** The page's columns for the ranked documents: `page` must select from `ranked r JOIN docs d`. */
+/**
+ * The page's columns for the ranked documents: `page` must select from `ranked r JOIN docs d`. The
+ * columns from the source's other tables (nutrients, repositories, filings) are the index's page
+ * columns in `docs`, so a page reads the source tables by key for its own rows only.
+ */
 type PageSql = (docs: string) => string;
 
 const ORDER = 'ORDER BY r.tier, r.score DESC, r.doc';
@@ -104,27 +109,14 @@ const PAGES: Record<StoredLookupSource, PageSql> = {
           FROM census_counties WHERE sumlev = '050') p ON p.name = d.name
       ${ORDER}`,
   food: (docs) => `SELECT f.fdc_id, f.description, f.category, f.ndb_number,
-         max(n.amount) FILTER (WHERE n.nutrient_id = 1008) AS energy_kcal,
-         max(n.amount) FILTER (WHERE n.nutrient_id = 1003) AS protein_g,
-         max(n.amount) FILTER (WHERE n.nutrient_id = 1004) AS fat_g,
-         max(n.amount) FILTER (WHERE n.nutrient_id = 1005) AS carbohydrate_g,
-         r.total
+         d.energy_kcal, d.protein_g, d.fat_g, d.carbohydrate_g, r.total
       FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN food f ON f.fdc_id = d.fdc_id
-        LEFT JOIN food_nutrients n ON n.fdc_id = f.fdc_id AND n.nutrient_id IN (1003, 1004, 1005, 1008)
-      GROUP BY f.fdc_id, f.description, f.category, f.ndb_number, r.total, r.tier, r.score, r.doc
       ${ORDER}`,
   pwc: (docs) => `SELECT p.paper_url, p.arxiv_id, p.title, p.abstract, p.authors, p.tasks, p.date, p.url_abs, p.url_pdf,
-         (SELECT coalesce(list({'repo_url': l.repo_url, 'is_official': l.is_official, 'framework': l.framework}
-                               ORDER BY l.is_official DESC, l.repo_url), [])
-          FROM pwc_links l WHERE l.paper_url = p.paper_url) AS repositories,
-         r.total
+         coalesce(d.repositories, []) AS repositories, r.total
       FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN pwc_papers p ON p.paper_url = d.paper_url
       ${ORDER}`,
-  sec: (docs) => `SELECT c.cik, c.ticker, c.title,
-         (SELECT coalesce(list({'form_type': f.form_type, 'date_filed': f.date_filed, 'accession_number': f.accession_number}
-                               ORDER BY f.date_filed DESC, f.accession_number)[1:5], [])
-          FROM sec_filings f WHERE f.cik = c.cik) AS recent_filings,
-         r.total
+  sec: (docs) => `SELECT c.cik, c.ticker, c.title, coalesce(d.recent_filings, []) AS recent_filings, r.total
       FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN sec_companies c ON c.ticker = d.ticker
       ${ORDER}`,
 };
