@@ -57,8 +57,8 @@ export function apiRoutes(services: Services): RouteDef[] {
 }
 
 export function registerRoutes(app: Express, routes: readonly RouteDef[], services: Services): void {
-  const withToken = authenticate({ keys: services.keys, queryToken: true, logger: services.logger });
-  const headerOnly = authenticate({ keys: services.keys, queryToken: false, logger: services.logger });
+  const withToken = authenticate({ keys: services.keys, queryToken: true });
+  const headerOnly = authenticate({ keys: services.keys, queryToken: false });
   for (const route of routes) {
     const label = route.label ?? String(route.path);
     const tag: RequestHandler = function tagRouteStyle(req, _res, next) {

@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { type Logger, queryToken } from '@uda/shared/logger';
+import { queryToken } from '@uda/shared/logger';
 import type { KeyStore } from '../../keys/store.ts';
 import { clientIp, setCaller } from '../../request-context.ts';
 
@@ -8,13 +8,13 @@ import { clientIp, setCaller } from '../../request-context.ts';
  * `token` query parameter only where `queryToken` is set (the routes SPEC Authentication §2 lists).
  * An invalid, revoked or deactivated key leaves the caller anonymous; this never answers 401 itself.
  */
-export function authenticate({ keys, queryToken = false, logger }: { keys: KeyStore; queryToken?: boolean; logger?: Logger }): RequestHandler {
+export function authenticate({ keys, queryToken = false }: { keys: KeyStore; queryToken?: boolean }): RequestHandler {
   return async function authenticateCaller(req, _res, next) {
     const key = bearerKey(req) ?? (queryToken ? tokenParam(req) : undefined);
     const resolved = key ? await keys.resolve(key) : undefined;
     if (resolved) {
       setCaller(req, { kind: 'account', ip: clientIp(req), ...resolved });
-      keys.touch(resolved.keyId).catch((err: unknown) => logger?.warn({ err }, 'could not update last_used_at'));
+      keys.touch(resolved.keyId);
     }
     next();
   };
