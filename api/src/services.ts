@@ -24,6 +24,8 @@ import { requireCredit } from './billing/http.ts';
 import { Ledger } from './billing/ledger.ts';
 import { Metrics } from './metrics.ts';
 import { anonymousLimit } from './middleware/anonymous-limit/index.ts';
+import { burstGuard } from './middleware/burst-limit/index.ts';
+import type { CounterGuard } from './middleware/counters/index.ts';
 import { type DailyCapOptions, dailyCap } from './middleware/daily-cap/index.ts';
 import { requireKey } from './middleware/require-key/index.ts';
 import { resolveSecrets } from './secrets.ts';
@@ -51,6 +53,8 @@ export interface Counters {
 
 /** Ready-made route-limit and metering middleware for route definitions. */
 export interface Guards {
+  /** The burst limit, taken with a route's own limits (`routes/index.ts`). */
+  readonly burst: CounterGuard;
   readonly anonymousLimit: RequestHandler;
   readonly requireKey: RequestHandler;
   readonly requireSheetKey: RequestHandler;
@@ -128,7 +132,7 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   if (keyChanges instanceof RedisKeyChanges && !(await keyChanges.ready())) logger.warn('Key change subscription not up yet; cached keys are trusted for 1 s meanwhile');
   if (!(await limiterBackend.ready())) logger.warn('Redis not reachable yet; rate limits use the in-process insurance limiter meanwhile');
   const counters = buildCounters(limiterBackend, limits);
-  const guards = buildGuards({ counters, limits, metrics, billing });
+  const guards = buildGuards({ backend: limiterBackend, counters, limits, metrics, billing });
   const runnerPool = await buildRunnerPool(config, logger);
   const live = buildLive(config, db, limiterBackend, logger, overrides.live);
   metrics.insuranceActive = () => limiterBackend instanceof RedisLimiterBackend && limiterBackend.client.status !== 'ready';
@@ -205,11 +209,13 @@ function buildCounters(backend: LimiterBackend, limits: Limits): Counters {
   };
 }
 
-function buildGuards(s: { counters: Counters; limits: Limits; metrics: Metrics; billing: Billing }): Guards {
-  const exportCapOptions: DailyCapOptions = { counter: s.counters.exportDaily, kind: 'export', limit: s.limits.exportDaily, metrics: s.metrics };
-  const sheetCapOptions: DailyCapOptions = { counter: s.counters.sheetDaily, kind: 'sheet', limit: s.limits.sheetDaily, metrics: s.metrics };
+function buildGuards(s: { backend: LimiterBackend; counters: Counters; limits: Limits; metrics: Metrics; billing: Billing }): Guards {
+  const { backend, counters, limits, metrics } = s;
+  const exportCapOptions: DailyCapOptions = { backend, counter: counters.exportDaily, kind: 'export', limit: limits.exportDaily, metrics };
+  const sheetCapOptions: DailyCapOptions = { backend, counter: counters.sheetDaily, kind: 'sheet', limit: limits.sheetDaily, metrics };
   return {
-    anonymousLimit: anonymousLimit({ counter: s.counters.anonymous, points: s.limits.anonymous.points, metrics: s.metrics }),
+    burst: burstGuard({ counter: counters.burst, points: limits.burst.points, metrics }),
+    anonymousLimit: anonymousLimit({ backend, counter: counters.anonymous, points: limits.anonymous.points, metrics }),
     requireKey: requireKey({ body: 'flat' }),
     requireSheetKey: requireKey({ body: 'sheet' }),
     exportCap: dailyCap(exportCapOptions),

@@ -120,13 +120,18 @@ export class KeyStore {
     return row ? this.#crypto.decrypt(row.ciphertext) : undefined;
   }
 
+  /** What `resolve` answers without PostgreSQL: the key, `null` for no valid key, undefined if it must look. */
+  cached(key: string): ResolvedKey | null | undefined {
+    if (!looksLikeKey(key)) return null;
+    return this.#cache.get(this.#crypto.lookupHash(key), { now: Date.now(), trusted: this.#changes.connected });
+  }
+
   /** The active key's account, or undefined for anything else (invalid, revoked, deactivated). */
   async resolve(key: string): Promise<ResolvedKey | undefined> {
-    if (!looksLikeKey(key)) return undefined;
+    const cached = this.cached(key);
+    if (cached !== undefined) return cached ?? undefined;
     const hash = this.#crypto.lookupHash(key);
     const now = Date.now();
-    const cached = this.#cache.get(hash, { now, trusted: this.#changes.connected });
-    if (cached !== undefined) return cached ?? undefined;
     const generation = this.#cache.generation;
     const row = await this.#db('api_keys as k')
       .join('accounts as a', 'a.id', 'k.account_id')
