@@ -27,9 +27,8 @@ export class RedisKeyChanges implements KeyChanges {
     this.#subscriber.on('close', () => {
       this.#subscribed = false;
     });
-    // ioredis subscribes again by itself on every reconnect, as it becomes ready.
-    this.#subscriber.on('ready', () => this.#onSubscribed());
-    this.#subscriber.subscribe(this.#channel).catch((err: unknown) => this.#logger?.warn({ err }, 'key change subscription failed'));
+    // On every (re)connection: SUBSCRIBE is idempotent, and this also covers a first attempt that failed.
+    this.#subscriber.on('ready', () => void this.#subscribe());
   }
 
   get connected(): boolean {
@@ -62,7 +61,13 @@ export class RedisKeyChanges implements KeyChanges {
   }
 
   /** After a reconnect, announcements sent while this pod was away are lost: drop everything. */
-  #onSubscribed(): void {
+  async #subscribe(): Promise<void> {
+    try {
+      await this.#subscriber.subscribe(this.#channel);
+    } catch (err) {
+      this.#logger?.warn({ err }, 'key change subscription failed; cached keys are trusted for 1 s meanwhile');
+      return;
+    }
     if (!this.#subscribed) this.#local.emit(undefined);
     this.#subscribed = true;
   }
