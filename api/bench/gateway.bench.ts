@@ -7,6 +7,8 @@
  *   4. the authenticated chain without the charge, to show what the charge costs;
  *   5. the charged chain with requests spread over 50 accounts, and the same chain without the charge;
  * then the reconciliation: the ledger's total against the sum of `X-Credit-Cost` the bench received.
+ * Each row also gives the server's CPU time per request, and bare Express's as a share of it: on a
+ * shared machine that is steadier than req/s, which other processes' load moves.
  * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_DURATION_S (default 10), BENCH_CONNECTIONS (50).
  */
 import { spawn } from 'node:child_process';
@@ -28,6 +30,8 @@ interface Result {
   p50: number;
   non2xx: number;
   errors: number;
+  /** Server CPU time per request (both servers share one process, measured one at a time). */
+  cpuUsPerReq: number;
 }
 
 /** Micro-USD of every `X-Credit-Cost` header received, warm-ups included. */
@@ -43,13 +47,18 @@ function countCost(client: autocannon.Client): void {
   });
 }
 
+let cpuUrl = '';
+const serverCpuMicros = async () => ((await (await fetch(cpuUrl)).json()) as { micros: number }).micros;
+
 async function measure(name: string, url: string, headers: Record<string, string> = {}, keys?: string[]): Promise<Result> {
   // Several keys: each request of a connection takes the next one, spreading charges over accounts.
   const requests = keys?.map((key) => ({ method: 'GET' as const, headers: { authorization: `Bearer ${key}` } }));
   // A short warm-up so JIT, pools and Redis scripts are hot before measuring.
   await autocannon({ url, connections, duration: 2, headers, requests, setupClient: countCost });
+  const cpuBefore = await serverCpuMicros();
   const r = await autocannon({ url, connections, duration, headers, requests, setupClient: countCost });
-  return { name, rps: r.requests.average, p99: r.latency.p99, p50: r.latency.p50, non2xx: r.non2xx, errors: r.errors };
+  const cpuUsPerReq = ((await serverCpuMicros()) - cpuBefore) / Math.max(1, r.requests.total);
+  return { name, rps: r.requests.average, p99: r.latency.p99, p50: r.latency.p50, non2xx: r.non2xx, errors: r.errors, cpuUsPerReq };
 }
 
 const dbName = `uda_bench_${randomBytes(4).toString('hex')}`;
@@ -64,6 +73,7 @@ try {
     child.stdout.once('data', (chunk: Buffer) => resolve(JSON.parse(chunk.toString().split('\n')[0] ?? '{}')));
     child.once('exit', (code) => reject(new Error(`bench server exited ${code}`)));
   });
+  cpuUrl = `${info.bare}/cpu`;
   const auth = { authorization: `Bearer ${info.apiKey}` };
   const results = [
     await measure('bare express', `${info.bare}/bench`),
@@ -75,7 +85,7 @@ try {
   ];
   const base = results[0] as Result;
   console.log(`\nautocannon, ${connections} connections, ${duration} s each, loopback; server in its own process`);
-  console.log('variant                        req/s     p50 ms  p99 ms  vs bare  +p99 ms  non-2xx  errors');
+  console.log('variant                        req/s     p50 ms  p99 ms  vs bare  +p99 ms  non-2xx  errors  CPU µs/req  vs bare');
   for (const r of results) {
     console.log(
       `${r.name.padEnd(30)} ${r.rps.toFixed(0).padStart(7)}  ${String(r.p50).padStart(6)}  ${String(r.p99).padStart(6)}  ${(
@@ -83,7 +93,9 @@ try {
         base.rps
       )
         .toFixed(0)
-        .padStart(6)}%  ${(r.p99 - base.p99).toFixed(0).padStart(7)}  ${String(r.non2xx).padStart(7)}  ${String(r.errors).padStart(6)}`,
+        .padStart(6)}%  ${(r.p99 - base.p99).toFixed(0).padStart(7)}  ${String(r.non2xx).padStart(7)}  ${String(r.errors).padStart(6)}  ${r.cpuUsPerReq
+        .toFixed(0)
+        .padStart(10)}  ${((100 * base.cpuUsPerReq) / r.cpuUsPerReq).toFixed(0).padStart(6)}%`,
     );
   }
   const byName = new Map(results.map((r) => [r.name, r]));

@@ -51,8 +51,11 @@ export const apiEnv = z
       .int()
       .min(0)
       .max(300_000)
-      .default(5_000)
-      .describe('How long a pod caches an API key lookup; a revocation or plan change made via another pod applies after at most this'),
+      .default(30_000)
+      .describe(
+        'How long a pod trusts a cached API key lookup if a change announcement is lost (changes reach every pod within a second over Redis pub/sub; 1 s while the subscription is down)',
+      ),
+    KEY_CACHE_SIZE: z.coerce.number().int().min(1).max(1_000_000).default(10_000).describe('API keys each pod caches (and unknown keys, separately)'),
     CORS_ORIGINS: z.string().default('*').describe('Comma-separated origins allowed by CORS on public data routes, or *'),
     ...objectStoreEnv,
     QUERY_RUNNER_URLS: z

@@ -10,6 +10,8 @@ import { AccountStore } from './accounts/store.ts';
 import type { ApiConfig } from './config.ts';
 import { type Db, migrate, openDb } from './db/index.ts';
 import { KeyCrypto } from './keys/crypto.ts';
+import { LocalKeyChanges } from './keys/changes.ts';
+import { RedisKeyChanges } from './keys/changes-redis.ts';
 import { KeyStore } from './keys/store.ts';
 import { MemoryLimiterBackend } from './limiter/memory.ts';
 import { RedisLimiterBackend } from './limiter/redis.ts';
@@ -22,6 +24,8 @@ import { requireCredit } from './billing/http.ts';
 import { Ledger } from './billing/ledger.ts';
 import { Metrics } from './metrics.ts';
 import { anonymousLimit } from './middleware/anonymous-limit/index.ts';
+import { burstGuard } from './middleware/burst-limit/index.ts';
+import type { CounterGuard } from './middleware/counters/index.ts';
 import { type DailyCapOptions, dailyCap } from './middleware/daily-cap/index.ts';
 import { requireKey } from './middleware/require-key/index.ts';
 import { resolveSecrets } from './secrets.ts';
@@ -49,6 +53,8 @@ export interface Counters {
 
 /** Ready-made route-limit and metering middleware for route definitions. */
 export interface Guards {
+  /** The burst limit, taken with a route's own limits (`routes/index.ts`). */
+  readonly burst: CounterGuard;
   readonly anonymousLimit: RequestHandler;
   readonly requireKey: RequestHandler;
   readonly requireSheetKey: RequestHandler;
@@ -101,14 +107,19 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   const db = overrides.db ?? openDb({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX, dataDir: config.DATA_DIR });
   if (!overrides.db) await migrate(db);
   const metrics = new Metrics({ defaultMetrics: overrides.defaultMetrics });
-  const accounts = new AccountStore(db);
-  const keys = new KeyStore(db, new KeyCrypto({ pepper: secrets.pepper, encryptionKeyHex: secrets.encryptionKeyHex }), {
-    cacheTtlMs: config.KEY_CACHE_TTL_MS,
-  });
   const limiterBackend: LimiterBackend =
     overrides.redis || config.REDIS_URL
       ? new RedisLimiterBackend({ url: config.REDIS_URL, client: overrides.redis, prefix: config.REDIS_KEY_PREFIX })
       : new MemoryLimiterBackend();
+  const keyChanges =
+    limiterBackend instanceof RedisLimiterBackend
+      ? new RedisKeyChanges({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX, logger })
+      : new LocalKeyChanges();
+  const accounts = new AccountStore(db, undefined, (accountId) => keyChanges.announce(accountId));
+  const keys = new KeyStore(db, new KeyCrypto({ pepper: secrets.pepper, encryptionKeyHex: secrets.encryptionKeyHex }), {
+    cache: { ttlMs: config.KEY_CACHE_TTL_MS, size: config.KEY_CACHE_SIZE },
+    changes: keyChanges,
+  });
   const deliveries: DeliveryTracker =
     limiterBackend instanceof RedisLimiterBackend
       ? new ResilientDeliveryTracker(new RedisDeliveryTracker({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX }), (err) =>
@@ -118,9 +129,10 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   const ledger = new Ledger(db, accounts);
   const billing = new Billing({ ledger, accounts, deliveries, metrics, logger });
   billing.startReconciler(BILLING_RECONCILE_MS);
+  if (keyChanges instanceof RedisKeyChanges && !(await keyChanges.ready())) logger.warn('Key change subscription not up yet; cached keys are trusted for 1 s meanwhile');
   if (!(await limiterBackend.ready())) logger.warn('Redis not reachable yet; rate limits use the in-process insurance limiter meanwhile');
   const counters = buildCounters(limiterBackend, limits);
-  const guards = buildGuards({ counters, limits, metrics, billing });
+  const guards = buildGuards({ backend: limiterBackend, counters, limits, metrics, billing });
   const runnerPool = await buildRunnerPool(config, logger);
   const live = buildLive(config, db, limiterBackend, logger, overrides.live);
   metrics.insuranceActive = () => limiterBackend instanceof RedisLimiterBackend && limiterBackend.client.status !== 'ready';
@@ -197,11 +209,13 @@ function buildCounters(backend: LimiterBackend, limits: Limits): Counters {
   };
 }
 
-function buildGuards(s: { counters: Counters; limits: Limits; metrics: Metrics; billing: Billing }): Guards {
-  const exportCapOptions: DailyCapOptions = { counter: s.counters.exportDaily, kind: 'export', limit: s.limits.exportDaily, metrics: s.metrics };
-  const sheetCapOptions: DailyCapOptions = { counter: s.counters.sheetDaily, kind: 'sheet', limit: s.limits.sheetDaily, metrics: s.metrics };
+function buildGuards(s: { backend: LimiterBackend; counters: Counters; limits: Limits; metrics: Metrics; billing: Billing }): Guards {
+  const { backend, counters, limits, metrics } = s;
+  const exportCapOptions: DailyCapOptions = { backend, counter: counters.exportDaily, kind: 'export', limit: limits.exportDaily, metrics };
+  const sheetCapOptions: DailyCapOptions = { backend, counter: counters.sheetDaily, kind: 'sheet', limit: limits.sheetDaily, metrics };
   return {
-    anonymousLimit: anonymousLimit({ counter: s.counters.anonymous, points: s.limits.anonymous.points, metrics: s.metrics }),
+    burst: burstGuard({ counter: counters.burst, points: limits.burst.points, metrics }),
+    anonymousLimit: anonymousLimit({ backend, counter: counters.anonymous, points: limits.anonymous.points, metrics }),
     requireKey: requireKey({ body: 'flat' }),
     requireSheetKey: requireKey({ body: 'sheet' }),
     exportCap: dailyCap(exportCapOptions),
@@ -216,6 +230,8 @@ export async function closeServices(services: Services, options: { keepDb?: bool
   // Refunds of deliveries cut by the shutdown are written before the database closes.
   await services.billing.drain();
   await services.runnerPool.close();
+  // Writes the last batch of last_used_at before the database closes.
+  await services.keys.close();
   await services.limiterBackend.close();
   if (!options.keepDb) await services.db.destroy();
 }

@@ -29,10 +29,13 @@ export interface AccountRow {
 export class AccountStore {
   readonly #db: Db;
   readonly #now: () => Date;
+  readonly #onTierChange: (accountId: string) => Promise<void>;
 
-  constructor(db: Db, now: () => Date = () => new Date()) {
+  /** `onTierChange`: cached keys carry the tier, so every pod must hear of a change (`keys/changes.ts`). */
+  constructor(db: Db, now: () => Date = () => new Date(), onTierChange: (accountId: string) => Promise<void> = async () => undefined) {
     this.#db = db;
     this.#now = now;
+    this.#onTierChange = onTierChange;
   }
 
   async create(input: { email: string; tier: Tier }): Promise<Account> {
@@ -81,6 +84,7 @@ export class AccountStore {
         .where({ id })
         .update({ tier, grant_micro: grant, period: periodOf(this.#now()), updated_at: trx.fn.now() });
     });
+    await this.#onTierChange(id);
     return this.mustGet(id);
   }
 

@@ -81,7 +81,6 @@ export function buildAdminApp(services: Services): Express {
     const { tier: next } = parse(adminSchemas.setTier, req.body);
     await account(req.params.id);
     const updated = await accounts.setTier(req.params.id, next);
-    keys.forget();
     res.json(showAccount(updated));
   });
   app.post('/admin/accounts/:id/topoff', async (req, res) => {
@@ -123,8 +122,6 @@ export function buildAdminApp(services: Services): Express {
     if (decision !== 'approve' && decision !== 'reject') throw new ApiError(ErrorCode.ADMIN_NOT_FOUND, { message: `Unknown decision ${decision}.` });
     const decided = decision === 'approve' ? await payments.approve(id) : await payments.reject(id);
     if (!decided) throw new ApiError(ErrorCode.ADMIN_NOT_FOUND, { message: `No pending payment request ${id}.` });
-    // A tier change must reach the keys this process has cached.
-    keys.forget();
     res.json({ request: decided, account: showAccount(await account(decided.account_id)) });
   });
   app.use(notFound());

@@ -2,7 +2,7 @@
  * API key material (DECISIONS §5): `service_` + 43 random base62 characters; a peppered
  * HMAC-SHA-256 for lookup; AES-256-GCM ciphertext for Reveal; a short display prefix.
  */
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { type KeyObject, createCipheriv, createDecipheriv, createHmac, createSecretKey, randomBytes } from 'node:crypto';
 
 export const KEY_PREFIX = 'service_';
 export const LEGACY_PREFIX = 'dk_';
@@ -41,13 +41,14 @@ export function displayPrefix(key: string): string {
 }
 
 export class KeyCrypto {
-  readonly #pepper: Buffer;
+  /** A KeyObject, made once: from a Buffer, every HMAC would import the key again (seen in the gateway profile). */
+  readonly #pepper: KeyObject;
   readonly #aesKey: Buffer;
 
   constructor(options: { pepper: string; encryptionKeyHex: string }) {
     if (options.pepper.length < 32) throw new RangeError('key pepper must be at least 32 characters');
     if (!/^[0-9a-fA-F]{64}$/.test(options.encryptionKeyHex)) throw new RangeError('encryption key must be 64 hex characters');
-    this.#pepper = Buffer.from(options.pepper, 'utf8');
+    this.#pepper = createSecretKey(Buffer.from(options.pepper, 'utf8'));
     this.#aesKey = Buffer.from(options.encryptionKeyHex, 'hex');
   }
 

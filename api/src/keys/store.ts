@@ -5,6 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Tier } from '@uda/shared/catalog';
 import type { Db } from '../db/index.ts';
+import { KeyCache, type KeyCacheOptions } from './cache.ts';
+import { type KeyChanges, LocalKeyChanges } from './changes.ts';
 import { type KeyCrypto, displayPrefix, generateKey, isLegacyKey, looksLikeKey } from './crypto.ts';
 
 export type KeyStatus = 'active' | 'deactivated' | 'revoked';
@@ -25,35 +27,49 @@ export interface ResolvedKey {
   legacy: boolean;
 }
 
+/** last_used_at is coarse: at most one write per key and minute, across pods (the SQL guard). */
 const TOUCH_INTERVAL_MS = 60_000;
+
+export interface KeyStoreOptions {
+  /** Verified keys kept in memory; see `cache.ts`. Defaults suit tests: nothing cached. */
+  readonly cache?: Partial<KeyCacheOptions>;
+  /** Where key and tier changes are announced to every pod. */
+  readonly changes?: KeyChanges;
+  /** How often the used keys' last_used_at is written, in one UPDATE. */
+  readonly usageFlushMs?: number;
+}
 
 export class KeyStore {
   readonly #db: Db;
   readonly #crypto: KeyCrypto;
-  /** keyId → last time this process wrote last_used_at; the SQL guard covers other pods. */
+  readonly #cache: KeyCache;
+  readonly #changes: KeyChanges;
+  /** keyId → last time this process queued last_used_at, so a busy key is written once a minute. */
   readonly #touched = new Map<string, number>();
-  /**
-   * lookup hash → resolved key, for `cacheTtlMs`. Saves a database round trip per request; the
-   * price is that a key revoked (or a tier changed) through another pod's admin API keeps its old
-   * meaning here for at most the TTL. Changes made through this process apply at once.
-   */
-  readonly #cache = new Map<string, { value: ResolvedKey | undefined; expires: number }>();
-  readonly #cacheTtlMs: number;
+  /** keyId → when it was used, waiting for the next batched write. */
+  #used = new Map<string, number>();
+  readonly #flushTimer: NodeJS.Timeout;
 
-  constructor(db: Db, crypto: KeyCrypto, options: { cacheTtlMs?: number } = {}) {
+  constructor(db: Db, crypto: KeyCrypto, options: KeyStoreOptions = {}) {
     this.#db = db;
     this.#crypto = crypto;
-    this.#cacheTtlMs = options.cacheTtlMs ?? 0;
+    this.#cache = new KeyCache({ size: 10_000, ttlMs: 0, fallbackTtlMs: 1_000, negativeTtlMs: 2_000, ...options.cache });
+    this.#changes = options.changes ?? new LocalKeyChanges();
+    this.#changes.listen((accountId) => this.#cache.invalidate(accountId));
+    // A failed write is not retried: last_used_at is informational, and the next use queues it again.
+    this.#flushTimer = setInterval(() => void this.flushUsage().catch(() => undefined), options.usageFlushMs ?? 5_000).unref();
   }
 
-  /** Drops every cached resolution (after a key, status or tier change in this process). */
-  forget(): void {
-    this.#cache.clear();
+  /**
+   * An account's keys or tier changed (here or in `AccountStore.setTier`): every pod drops what it
+   * cached for the account, this one before the announcement returns.
+   */
+  async changed(accountId: string): Promise<void> {
+    await this.#changes.announce(accountId);
   }
 
   /** Creates a new active key, deactivating the previous one. Returns the plain key, shown once. */
   async create(accountId: string, name: string, key: string = generateKey()): Promise<string> {
-    this.forget();
     await this.#db.transaction(async (trx) => {
       await trx('api_keys').where({ account_id: accountId, status: 'active' }).update({ status: 'deactivated' });
       await trx('api_keys').insert({
@@ -67,6 +83,7 @@ export class KeyStore {
         legacy: isLegacyKey(key),
       });
     });
+    await this.changed(accountId);
     return key;
   }
 
@@ -77,8 +94,9 @@ export class KeyStore {
   }
 
   async revoke(accountId: string): Promise<number> {
-    this.forget();
-    return this.#db('api_keys').where({ account_id: accountId, status: 'active' }).update({ status: 'revoked' });
+    const revoked = await this.#db('api_keys').where({ account_id: accountId, status: 'active' }).update({ status: 'revoked' });
+    await this.changed(accountId);
+    return revoked;
   }
 
   async list(accountId: string): Promise<KeyListItem[]> {
@@ -102,13 +120,19 @@ export class KeyStore {
     return row ? this.#crypto.decrypt(row.ciphertext) : undefined;
   }
 
+  /** What `resolve` answers without PostgreSQL: the key, `null` for no valid key, undefined if it must look. */
+  cached(key: string): ResolvedKey | null | undefined {
+    if (!looksLikeKey(key)) return null;
+    return this.#cache.get(this.#crypto.lookupHash(key), { now: Date.now(), trusted: this.#changes.connected });
+  }
+
   /** The active key's account, or undefined for anything else (invalid, revoked, deactivated). */
   async resolve(key: string): Promise<ResolvedKey | undefined> {
-    if (!looksLikeKey(key)) return undefined;
+    const cached = this.cached(key);
+    if (cached !== undefined) return cached ?? undefined;
     const hash = this.#crypto.lookupHash(key);
     const now = Date.now();
-    const cached = this.#cache.get(hash);
-    if (cached && cached.expires > now) return cached.value;
+    const generation = this.#cache.generation;
     const row = await this.#db('api_keys as k')
       .join('accounts as a', 'a.id', 'k.account_id')
       .where({ 'k.lookup_hash': hash, 'k.status': 'active' })
@@ -116,22 +140,39 @@ export class KeyStore {
     const value: ResolvedKey | undefined = row
       ? { keyId: row.id, accountId: row.account_id, tier: row.tier, legacy: row.legacy }
       : undefined;
-    if (this.#cacheTtlMs > 0) {
-      if (this.#cache.size >= 10_000) this.#cache.clear();
-      this.#cache.set(hash, { value, expires: now + this.#cacheTtlMs });
-    }
+    this.#cache.set(hash, value, { now, generation });
     return value;
   }
 
-  /** Updates last_used_at at most once a minute per key, across pods (the WHERE clause). */
-  async touch(keyId: string, now = Date.now()): Promise<void> {
+  /** Notes a use; `flushUsage` writes it. At most once a minute per key and process. */
+  touch(keyId: string, now = Date.now()): void {
     const last = this.#touched.get(keyId);
     if (last !== undefined && now - last < TOUCH_INTERVAL_MS) return;
     this.#touched.set(keyId, now);
     if (this.#touched.size > 10_000) this.#touched.clear();
+    this.#used.set(keyId, now);
+  }
+
+  /**
+   * Writes the noted uses in one UPDATE. The WHERE clause keeps the once-a-minute rule across pods.
+   * Runs every `usageFlushMs`, and on shutdown (`close`).
+   */
+  async flushUsage(): Promise<void> {
+    if (this.#used.size === 0) return;
+    const used = this.#used;
+    this.#used = new Map();
+    const ids = [...used.keys()];
+    const at = new Date(Math.max(...used.values()));
     await this.#db('api_keys')
-      .where({ id: keyId })
-      .andWhere((q) => void q.whereNull('last_used_at').orWhere('last_used_at', '<', new Date(now - TOUCH_INTERVAL_MS)))
-      .update({ last_used_at: new Date(now) });
+      .whereIn('id', ids)
+      .andWhere((q) => void q.whereNull('last_used_at').orWhere('last_used_at', '<', new Date(at.getTime() - TOUCH_INTERVAL_MS)))
+      .update({ last_used_at: at });
+  }
+
+  /** Stops the timer and writes the last uses (the SIGTERM drain). */
+  async close(): Promise<void> {
+    clearInterval(this.#flushTimer);
+    await this.flushUsage();
+    await this.#changes.close();
   }
 }

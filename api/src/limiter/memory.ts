@@ -1,5 +1,6 @@
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import type { CounterOptions, LimiterBackend } from './types.ts';
+import { takeOneByOne } from './take.ts';
+import type { CounterOptions, CounterTake, LimiterBackend, TakeResult } from './types.ts';
 
 /** In-process counters: correct for one process (the embedded default), per-pod otherwise. */
 export class MemoryLimiterBackend implements LimiterBackend {
@@ -12,6 +13,10 @@ export class MemoryLimiterBackend implements LimiterBackend {
 
   counter({ name, points, durationS }: CounterOptions) {
     return new RateLimiterMemory({ keyPrefix: `${this.#prefix}${name}`, points, duration: durationS });
+  }
+
+  take(takes: readonly CounterTake[]): Promise<TakeResult[]> {
+    return takeOneByOne(takes, (counter) => counter);
   }
 
   async ready(): Promise<boolean> {

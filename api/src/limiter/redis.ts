@@ -1,6 +1,38 @@
 import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
-import type { CounterOptions, LimiterBackend } from './types.ts';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+import { takeOneByOne } from './take.ts';
+import type { CounterOptions, CounterTake, LimiterBackend, TakeResult } from './types.ts';
+
+/**
+ * Every take of a request in one EVALSHA. Per key, exactly rate-limiter-flexible's own increment
+ * (so its objects keep reading the same counts): start the window if absent, add one, report the
+ * count and the window's remaining ms. ARGV per key: points, window seconds, refund-if-over flag.
+ * Stops after the first count over its points.
+ */
+const TAKE_SCRIPT = `
+local out = {}
+for i = 1, #KEYS do
+  local points, windowS, refund = tonumber(ARGV[3 * i - 2]), ARGV[3 * i - 1], ARGV[3 * i]
+  redis.call('set', KEYS[i], 0, 'EX', windowS, 'NX')
+  local consumed = redis.call('incrby', KEYS[i], 1)
+  local ttl = redis.call('pttl', KEYS[i])
+  if ttl == -1 then
+    redis.call('expire', KEYS[i], windowS)
+    ttl = 1000 * windowS
+  end
+  out[#out + 1] = consumed
+  out[#out + 1] = ttl
+  if consumed > points then
+    if refund == '1' then redis.call('decrby', KEYS[i], 1) end
+    break
+  end
+end
+return out
+`;
+
+interface TakeCommand {
+  udaTakeCounters(keyCount: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
+}
 
 /**
  * Redis-backed counters shared by every pod. On a Redis error or while Redis is not ready, each
@@ -11,23 +43,60 @@ export class RedisLimiterBackend implements LimiterBackend {
   readonly client: Redis;
   readonly #prefix: string;
   readonly #owned: boolean;
+  /** Each counter's insurance limiter, which `take` uses while Redis is down. */
+  readonly #insurance = new Map<RateLimiterAbstract, RateLimiterMemory>();
 
   constructor(options: { url?: string; client?: Redis; prefix: string }) {
     this.#prefix = options.prefix;
     this.#owned = !options.client;
     this.client = options.client ?? createRedisClient(options.url ?? 'redis://127.0.0.1:6379');
+    this.client.defineCommand('udaTakeCounters', { lua: TAKE_SCRIPT });
   }
 
   counter({ name, points, durationS }: CounterOptions) {
     const keyPrefix = `${this.#prefix}rl:${name}`;
-    return new RateLimiterRedis({
+    const insurance = new RateLimiterMemory({ keyPrefix, points, duration: durationS });
+    const counter = new RateLimiterRedis({
       storeClient: this.client,
       keyPrefix,
       points,
       duration: durationS,
       rejectIfRedisNotReady: true,
-      insuranceLimiter: new RateLimiterMemory({ keyPrefix, points, duration: durationS }),
+      insuranceLimiter: insurance,
     });
+    this.#insurance.set(counter, insurance);
+    return counter;
+  }
+
+  /** One script call; on a Redis error or while it is not ready, the insurance limiters (as rate-limiter-flexible does). */
+  async take(takes: readonly CounterTake[]): Promise<TakeResult[]> {
+    if (takes.length === 0) return [];
+    if (this.client.status === 'ready') {
+      try {
+        return await this.#takeInRedis(takes);
+      } catch {
+        // Fall through to the insurance limiters, like RateLimiterRedis on an error.
+      }
+    }
+    return takeOneByOne(takes, (counter) => this.#insuranceOf(counter));
+  }
+
+  async #takeInRedis(takes: readonly CounterTake[]): Promise<TakeResult[]> {
+    const keys = takes.map(({ counter, key }) => counter.getKey(key));
+    const args = takes.flatMap(({ counter, refundIfOver }) => [counter.points, counter.duration, refundIfOver ? '1' : '0']);
+    const flat = await (this.client as unknown as TakeCommand).udaTakeCounters(keys.length, ...keys, ...args);
+    const results: TakeResult[] = [];
+    for (let i = 0; i < flat.length; i += 2) {
+      const consumed = Number(flat[i]);
+      results.push({ consumed, msBeforeNext: Number(flat[i + 1]), over: consumed > (takes[i / 2]?.counter.points ?? 0) });
+    }
+    return results;
+  }
+
+  #insuranceOf(counter: RateLimiterAbstract): RateLimiterAbstract {
+    const insurance = this.#insurance.get(counter);
+    if (!insurance) throw new RangeError('take() on a counter this backend did not make');
+    return insurance;
   }
 
   /** Waits for the connection (bounded), so the first requests don't all land on the insurance limiter. */

@@ -1,7 +1,8 @@
 /**
  * Rate-limit counters: one interface, two adapters (Redis shared by all pods with an in-process
  * insurance limiter, or in-process only for the embedded default). The limiter objects are
- * rate-limiter-flexible's, which both adapters return.
+ * rate-limiter-flexible's, which both adapters return; `take` decides several counters of one
+ * request at once (one Redis round trip), on the same keys those objects read and write.
  */
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 
@@ -12,9 +13,30 @@ export interface CounterOptions {
   readonly durationS: number;
 }
 
+/** One count to take from a counter this backend made. */
+export interface CounterTake {
+  readonly counter: RateLimiterAbstract;
+  readonly key: string;
+  /** Give the count back when it is over the limit, so a refused request never counts. */
+  readonly refundIfOver?: boolean;
+}
+
+export interface TakeResult {
+  /** The count including this take (before any refund), as rate-limiter-flexible reports it. */
+  readonly consumed: number;
+  readonly msBeforeNext: number;
+  /** `consumed` is above the counter's points. */
+  readonly over: boolean;
+}
+
 export interface LimiterBackend {
   readonly kind: 'redis' | 'memory';
   counter(options: CounterOptions): RateLimiterAbstract;
+  /**
+   * Takes one count from each counter in order, stopping after the first that is over: the results
+   * are as many as the takes up to and including that one.
+   */
+  take(takes: readonly CounterTake[]): Promise<TakeResult[]>;
   /** Resolves true once the store is reachable, false after the timeout (limits then use insurance). */
   ready(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;

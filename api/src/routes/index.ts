@@ -13,8 +13,9 @@
  * | `/api/v1/datasets`, `/api/v1/datasets/{id}`, `…/file`, `…/search`, `…/query` | `datasets/routes.ts` |
  * | `GET /https:/{wikipediaUrl}`, `GET /{source}/{keywords}` (last: they match any two segments) | `lookups/routes.ts` |
  */
-import type { Express, RequestHandler } from 'express';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { authenticate } from '../middleware/authenticate/index.ts';
+import { applyGuards, combinedGuards, liftGuards } from '../middleware/counters/index.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { setRouteLabel, setStyle } from '../request-context.ts';
 import type { Services } from '../services.ts';
@@ -56,9 +57,19 @@ export function apiRoutes(services: Services): RouteDef[] {
   });
 }
 
+/**
+ * Mounts each route as: tag → authentication → its limits → body parser → its other handlers. The
+ * limits (the burst limit still pending from `app.ts`, and the route's anonymous allowance or
+ * daily cap, wherever its handlers list them) are decided in one counter call (`counters/`). A
+ * key the cache can't answer takes the burst count alone first, so a flood of unknown keys meets
+ * the burst limit before PostgreSQL.
+ */
 export function registerRoutes(app: Express, routes: readonly RouteDef[], services: Services): void {
-  const withToken = authenticate({ keys: services.keys, queryToken: true, logger: services.logger });
-  const headerOnly = authenticate({ keys: services.keys, queryToken: false, logger: services.logger });
+  const { keys, limiterBackend, guards } = services;
+  const takeBurst = (req: Request, res: Response) => applyGuards(limiterBackend, [guards.burst], req, res);
+  const withToken = authenticate({ keys, queryToken: true, beforeLookup: takeBurst });
+  const headerOnly = authenticate({ keys, queryToken: false, beforeLookup: takeBurst });
+  const json = express.json({ limit: '1mb' });
   for (const route of routes) {
     const label = route.label ?? String(route.path);
     const tag: RequestHandler = function tagRouteStyle(req, _res, next) {
@@ -66,6 +77,9 @@ export function registerRoutes(app: Express, routes: readonly RouteDef[], servic
       setRouteLabel(req, label);
       next();
     };
-    app[route.method](route.path, tag, route.queryToken ? withToken : headerOnly, ...route.handlers);
+    const { guards: routeGuards, rest } = liftGuards(route.handlers);
+    const limits = combinedGuards(limiterBackend, [guards.burst, ...routeGuards]);
+    const body = route.method === 'get' || route.method === 'head' ? [] : [json];
+    app[route.method](route.path, tag, route.queryToken ? withToken : headerOnly, limits, ...body, ...rest);
   }
 }

@@ -1,42 +1,59 @@
-import type { RequestHandler, Response } from 'express';
+import type { Response } from 'express';
 import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import type { Metrics } from '../../metrics.ts';
 import { remainingOf, resetEpochS } from '../../quota.ts';
+import type { LimiterBackend } from '../../limiter/types.ts';
 import { callerOf } from '../../request-context.ts';
+import { type CounterGuard, type GuardHandler, guardHandler } from '../counters/index.ts';
 
 /**
  * The anonymous allowance (SPEC Limits; DECISIONS §4): `points` per window per IP, counting only 2xx
- * answers. It consumes up front (so concurrent requests can't overshoot) and gives the point back
- * when the answer is not a 2xx or never completed. Authenticated callers pass untouched, and so
- * does a HEAD: it delivers no row, so it takes nothing (DECISIONS §3).
+ * answers. It takes a count up front (so concurrent requests can't overshoot), never counts a
+ * refused request, and gives the count back when the answer is not a 2xx or never completed.
+ * Authenticated callers pass untouched, and so does a HEAD: it delivers no row, so it takes
+ * nothing (DECISIONS §3). The count is taken with the burst limit's in one call (`counters/`).
  */
-export function anonymousLimit({
-  counter,
-  points = 50,
-  metrics,
-  now = () => new Date(),
-}: {
+export function anonymousLimit(options: AnonymousLimitOptions & { backend: LimiterBackend }): GuardHandler {
+  return guardHandler(options.backend, anonymousGuard(options));
+}
+
+export interface AnonymousLimitOptions {
   counter: RateLimiterAbstract;
   points?: number;
   metrics?: Metrics;
   now?: () => Date;
-}): RequestHandler {
+}
+
+export function anonymousGuard({ counter, points = 50, metrics, now = () => new Date() }: AnonymousLimitOptions): CounterGuard {
   if (counter.points !== points) throw new RangeError(`anonymous counter allows ${counter.points} points, expected ${points}`);
-  return async function anonymousLimitCheck(req, res, next) {
+  return function anonymousStep(req, res) {
     const caller = callerOf(req);
-    if (caller.kind !== 'anonymous' || req.method === 'HEAD') return next();
-    const { headers, rejected } = await takeAllowance(counter, caller.ip, { points, now: now() });
-    res.set(headers);
-    if (rejected) {
-      metrics?.rateLimitRejections.inc({ kind: 'anonymous' });
-      throw new ApiError(ErrorCode.REQUEST_LIMIT_EXCEEDED, { limit: points }, headers);
-    }
-    res.once('close', () => {
-      if (!succeeded(res)) void giveBack(counter, caller.ip);
-    });
-    next();
+    if (caller.kind !== 'anonymous' || req.method === 'HEAD') return undefined;
+    return {
+      take: { counter, key: caller.ip, refundIfOver: true },
+      apply(result) {
+        const headers = allowanceHeaders(points, result.consumed, result.msBeforeNext, now());
+        res.set(headers);
+        if (result.over) {
+          metrics?.rateLimitRejections.inc({ kind: 'anonymous' });
+          throw new ApiError(ErrorCode.REQUEST_LIMIT_EXCEEDED, { limit: points }, headers);
+        }
+        res.once('close', () => {
+          if (!succeeded(res)) void giveBack(counter, caller.ip);
+        });
+      },
+    };
+  };
+}
+
+/** X-RateLimit-* of the anonymous allowance after a take that brought the count to `consumed`. */
+function allowanceHeaders(points: number, consumed: number, msBeforeNext: number, now: Date): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(points),
+    'X-RateLimit-Remaining': String(remainingOf(points, consumed)),
+    'X-RateLimit-Reset': String(resetEpochS(now, msBeforeNext)),
   };
 }
 
@@ -58,11 +75,7 @@ export async function takeAllowance(
     result = error;
     rejected = true;
   }
-  const headers = {
-    'X-RateLimit-Limit': String(points),
-    'X-RateLimit-Remaining': String(remainingOf(points, result.consumedPoints)),
-    'X-RateLimit-Reset': String(resetEpochS(now, result.msBeforeNext)),
-  };
+  const headers = allowanceHeaders(points, result.consumedPoints, result.msBeforeNext, now);
   if (rejected) await giveBack(counter, key, calls);
   return { headers, rejected };
 }

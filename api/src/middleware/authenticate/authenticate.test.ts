@@ -84,16 +84,25 @@ describe('authentication', () => {
     await api.close();
   });
 
-  it('records last_used_at, at most once a minute', async () => {
+  it('records last_used_at in batched writes, at most once a minute', async () => {
     const api = await ctx.start({ extraRoutes: testRoutes });
     const { accountId, apiKey } = await api.account();
     await api.get('/test/header-only', { key: apiKey });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await api.services.keys.flushUsage();
     const firstUse = (await api.services.keys.list(accountId))[0]?.last_used_at;
     expect(firstUse).toBeTruthy();
     await api.get('/test/header-only', { key: apiKey });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await api.services.keys.flushUsage();
     expect((await api.services.keys.list(accountId))[0]?.last_used_at).toBe(firstUse);
     await api.close();
+  });
+
+  it('writes the last uses when the service closes (the SIGTERM drain)', async () => {
+    const api = await ctx.start({ extraRoutes: testRoutes });
+    const { accountId, apiKey } = await api.account();
+    await api.get('/test/header-only', { key: apiKey });
+    await api.close();
+    const [row] = await ctx.db('api_keys').where({ account_id: accountId }).select('last_used_at');
+    expect(row?.last_used_at).toBeTruthy();
   });
 });

@@ -1,5 +1,5 @@
-import type { Request, RequestHandler } from 'express';
-import { type Logger, queryToken } from '@uda/shared/logger';
+import type { Request, RequestHandler, Response } from 'express';
+import { queryToken } from '@uda/shared/logger';
 import type { KeyStore } from '../../keys/store.ts';
 import { clientIp, setCaller } from '../../request-context.ts';
 
@@ -8,13 +8,26 @@ import { clientIp, setCaller } from '../../request-context.ts';
  * `token` query parameter only where `queryToken` is set (the routes SPEC Authentication §2 lists).
  * An invalid, revoked or deactivated key leaves the caller anonymous; this never answers 401 itself.
  */
-export function authenticate({ keys, queryToken = false, logger }: { keys: KeyStore; queryToken?: boolean; logger?: Logger }): RequestHandler {
-  return async function authenticateCaller(req, _res, next) {
+export function authenticate({
+  keys,
+  queryToken = false,
+  beforeLookup = async () => undefined,
+}: {
+  keys: KeyStore;
+  queryToken?: boolean;
+  /** Runs before a key is looked up in PostgreSQL (not for one the cache answers): the burst limit. */
+  beforeLookup?: (req: Request, res: Response) => Promise<void>;
+}): RequestHandler {
+  return async function authenticateCaller(req, res, next) {
     const key = bearerKey(req) ?? (queryToken ? tokenParam(req) : undefined);
-    const resolved = key ? await keys.resolve(key) : undefined;
+    let resolved = key ? keys.cached(key) : undefined;
+    if (key && resolved === undefined) {
+      await beforeLookup(req, res);
+      resolved = await keys.resolve(key);
+    }
     if (resolved) {
       setCaller(req, { kind: 'account', ip: clientIp(req), ...resolved });
-      keys.touch(resolved.keyId).catch((err: unknown) => logger?.warn({ err }, 'could not update last_used_at'));
+      keys.touch(resolved.keyId);
     }
     next();
   };

@@ -1,32 +1,49 @@
-import type { RequestHandler } from 'express';
-import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Request, RequestHandler } from 'express';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import type { Metrics } from '../../metrics.ts';
 import { clientIp } from '../../request-context.ts';
+import type { CounterGuard } from '../counters/index.ts';
+
+/** Requests whose burst count is still to take. */
+const pending = new WeakSet<Request>();
 
 /**
- * Burst limit (SPEC Limits; DECISIONS §4): `points` per `windowS` per IP, on every route, before
- * authentication. The counter is a RateLimiterRedis with a memory insurance limiter, or a
- * RateLimiterMemory in the embedded default. RateLimit-* and Retry-After go on the 429 only, so
+ * Burst limit (SPEC Limits; DECISIONS §4): `points` per `windowS` per IP, on every route. This
+ * app-level step only marks the request; the count is taken with the route's own limit in one
+ * Redis call (`registerRoutes`), or alone before a key lookup that must reach PostgreSQL, or by
+ * `burstGuard`'s handler in front of the unknown-path answer. So it still precedes any route work.
+ */
+export function deferBurstLimit(): RequestHandler {
+  return function markBurstPending(req, _res, next) {
+    pending.add(req);
+    next();
+  };
+}
+
+/**
+ * Takes a pending burst count. The counter is a RateLimiterRedis with a memory insurance limiter,
+ * or a RateLimiterMemory in the embedded default. RateLimit-* and Retry-After go on the 429 only, so
  * they never clash with the daily caps' RateLimit-* on export routes.
  */
-export function burstLimit({ counter, points = 100, metrics }: { counter: RateLimiterAbstract; points?: number; metrics?: Metrics }): RequestHandler {
+export function burstGuard({ counter, points = 100, metrics }: { counter: RateLimiterAbstract; points?: number; metrics?: Metrics }): CounterGuard {
   if (counter.points !== points) throw new RangeError(`burst counter allows ${counter.points} points, expected ${points}`);
-  return async function burstLimitCheck(req, _res, next) {
-    try {
-      await counter.consume(clientIp(req));
-      next();
-    } catch (error) {
-      if (!(error instanceof RateLimiterRes)) throw error;
-      metrics?.rateLimitRejections.inc({ kind: 'burst' });
-      const resetS = Math.max(1, Math.ceil(error.msBeforeNext / 1000));
-      throw new ApiError(ErrorCode.RATE_LIMITED, {}, {
-        'RateLimit-Limit': String(points),
-        'RateLimit-Remaining': '0',
-        'RateLimit-Reset': String(resetS),
-        'Retry-After': String(resetS),
-      });
-    }
+  return function burstStep(req) {
+    if (!pending.delete(req)) return undefined;
+    return {
+      take: { counter, key: clientIp(req) },
+      apply(result) {
+        if (!result.over) return;
+        metrics?.rateLimitRejections.inc({ kind: 'burst' });
+        const resetS = Math.max(1, Math.ceil(result.msBeforeNext / 1000));
+        throw new ApiError(ErrorCode.RATE_LIMITED, {}, {
+          'RateLimit-Limit': String(points),
+          'RateLimit-Remaining': '0',
+          'RateLimit-Reset': String(resetS),
+          'Retry-After': String(resetS),
+        });
+      },
+    };
   };
 }

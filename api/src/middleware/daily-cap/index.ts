@@ -1,10 +1,12 @@
-import type { Request, RequestHandler, Response } from 'express';
-import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Request, Response } from 'express';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import type { Metrics } from '../../metrics.ts';
 import { remainingOf, secondsUntilUtcMidnight, utcDay } from '../../quota.ts';
+import type { LimiterBackend } from '../../limiter/types.ts';
 import { callerOf } from '../../request-context.ts';
+import { type CounterGuard, type GuardHandler, guardHandler } from '../counters/index.ts';
 import { giveBack } from '../anonymous-limit/index.ts';
 
 export type DailyCapKind = 'export' | 'sheet';
@@ -12,6 +14,8 @@ export type DailyCapKind = 'export' | 'sheet';
 export interface DailyCapOptions {
   /** A counter whose duration outlives a day; keys carry the UTC date, so the day is the window. */
   counter: RateLimiterAbstract;
+  /** The backend that made `counter`, which takes the counts. */
+  backend: LimiterBackend;
   kind: DailyCapKind;
   limit?: number;
   metrics?: Metrics;
@@ -21,46 +25,49 @@ export interface DailyCapOptions {
 /**
  * Per-account daily caps (SPEC Limits; DECISIONS §4): export/SQL and connected sheets, 1,000 per
  * UTC day each, with RateLimit-* headers and Retry-After on the 429. Use the middleware where every
- * request counts; call `consumeDailyCap` from a handler where only some do (a cached re-read or a
- * HEAD doesn't).
+ * request counts (its count is taken with the burst limit's in one call, `counters/`); call
+ * `consumeDailyCap` from a handler where only some do (a cached re-read or a HEAD doesn't).
  */
-export function dailyCap(options: DailyCapOptions): RequestHandler {
-  if ((options.limit ?? 1_000) > options.counter.points) throw new RangeError('daily cap counter is smaller than the cap');
-  return async function dailyCapCheck(req, res, next) {
-    await consumeDailyCap(options, req, res);
-    next();
+export function dailyCap(options: DailyCapOptions): GuardHandler {
+  return guardHandler(options.backend, dailyCapGuard(options));
+}
+
+export function dailyCapGuard(options: DailyCapOptions): CounterGuard {
+  const { counter, kind, limit = 1_000, metrics, now = () => new Date() } = options;
+  if (limit > counter.points) throw new RangeError('daily cap counter is smaller than the cap');
+  return function dailyCapStep(req, res) {
+    const caller = callerOf(req);
+    if (caller.kind !== 'account') return undefined;
+    const at = now();
+    const resetS = secondsUntilUtcMidnight(at);
+    return {
+      take: { counter, key: `${caller.accountId}:${utcDay(at)}` },
+      apply({ consumed }) {
+        const headers = {
+          'RateLimit-Limit': String(limit),
+          'RateLimit-Remaining': String(remainingOf(limit, consumed)),
+          'RateLimit-Reset': String(resetS),
+        };
+        res.set(headers);
+        if (consumed <= limit) return;
+        metrics?.rateLimitRejections.inc({ kind: `${kind}_daily` });
+        const code = kind === 'export' ? ErrorCode.EXPORT_LIMIT_EXCEEDED : ErrorCode.SHEET_LIMIT_EXCEEDED;
+        throw new ApiError(code, {}, { ...headers, 'Retry-After': String(resetS) });
+      },
+    };
   };
 }
 
 /** Takes one count; returns how to give it back when the request then turns out not to count. */
 export async function consumeDailyCap(options: DailyCapOptions, req: Request, res: Response): Promise<() => Promise<void>> {
-  const { counter, kind, limit = 1_000, metrics, now = () => new Date() } = options;
-  const caller = callerOf(req);
-  if (caller.kind !== 'account') return async () => undefined;
-  const at = now();
-  const key = `${caller.accountId}:${utcDay(at)}`;
-  const resetS = secondsUntilUtcMidnight(at);
-  let consumed: number;
-  try {
-    consumed = (await counter.consume(key)).consumedPoints;
-  } catch (error) {
-    if (!(error instanceof RateLimiterRes)) throw error;
-    consumed = error.consumedPoints;
-  }
-  const headers = {
-    'RateLimit-Limit': String(limit),
-    'RateLimit-Remaining': String(remainingOf(limit, consumed)),
-    'RateLimit-Reset': String(resetS),
-  };
-  res.set(headers);
-  if (consumed > limit) {
-    metrics?.rateLimitRejections.inc({ kind: `${kind}_daily` });
-    const code = kind === 'export' ? ErrorCode.EXPORT_LIMIT_EXCEEDED : ErrorCode.SHEET_LIMIT_EXCEEDED;
-    throw new ApiError(code, {}, { ...headers, 'Retry-After': String(resetS) });
-  }
+  const step = dailyCapGuard(options)(req, res);
+  if (!step) return async () => undefined;
+  const [result] = await options.backend.take([step.take]);
+  if (result) step.apply(result);
+  const consumed = result?.consumed ?? 0;
   return async () => {
-    await giveBack(counter, key);
-    res.setHeader('RateLimit-Remaining', String(remainingOf(limit, consumed - 1)));
+    await giveBack(options.counter, step.take.key);
+    res.setHeader('RateLimit-Remaining', String(remainingOf(options.limit ?? 1_000, consumed - 1)));
   };
 }
 

@@ -1,0 +1,51 @@
+/**
+ * Route limits as guards (issue 16). A guard says what one limit takes for a request (which
+ * counter, which key) and what the count means (headers, a 429). `applyGuards` decides all of a
+ * request's guards in one `LimiterBackend.take`, so the burst limit, the anonymous allowance and a
+ * daily cap cost one Redis round trip together.
+ */
+import type { Request, RequestHandler, Response } from 'express';
+import type { LimiterBackend, CounterTake, TakeResult } from '../../limiter/types.ts';
+
+export interface GuardStep {
+  readonly take: CounterTake;
+  /** Sets the limit's headers; throws the limit's ApiError when the count is over. */
+  apply(result: TakeResult): void;
+}
+
+/** undefined: the limit doesn't apply to this request (another caller kind, a HEAD, already taken). */
+export type CounterGuard = (req: Request, res: Response) => GuardStep | undefined;
+
+/** A route handler that runs one guard; `registerRoutes` lifts it into the route's combined step. */
+export type GuardHandler = RequestHandler & { readonly guard: CounterGuard };
+
+export async function applyGuards(backend: LimiterBackend, guards: readonly CounterGuard[], req: Request, res: Response): Promise<void> {
+  const steps = guards.map((guard) => guard(req, res)).filter((step) => step !== undefined);
+  if (steps.length === 0) return;
+  const results = await backend.take(steps.map((step) => step.take));
+  // The take stopped after the first count over its limit; that step's apply throws.
+  results.forEach((result, i) => steps[i]?.apply(result));
+}
+
+/** One middleware deciding `guards` together. */
+export function combinedGuards(backend: LimiterBackend, guards: readonly CounterGuard[]): RequestHandler {
+  return async function takeRouteCounters(req, res, next) {
+    await applyGuards(backend, guards, req, res);
+    next();
+  };
+}
+
+export function guardHandler(backend: LimiterBackend, guard: CounterGuard): GuardHandler {
+  return Object.assign(combinedGuards(backend, [guard]), { guard });
+}
+
+/** Splits a route's handlers into its guards and the rest, in order. */
+export function liftGuards(handlers: readonly RequestHandler[]): { guards: CounterGuard[]; rest: RequestHandler[] } {
+  const guards: CounterGuard[] = [];
+  const rest: RequestHandler[] = [];
+  for (const handler of handlers) {
+    if ('guard' in handler) guards.push((handler as GuardHandler).guard);
+    else rest.push(handler);
+  }
+  return { guards, rest };
+}
