@@ -19,7 +19,10 @@ import { Billing } from './billing/billing.ts';
 import { MemoryDeliveryTracker, ResilientDeliveryTracker, type DeliveryTracker } from './billing/deliveries.ts';
 import { RedisDeliveryTracker } from './billing/deliveries-redis.ts';
 import { requireCredit } from './billing/http.ts';
+import { LeaseBook } from './billing/leases.ts';
 import { Ledger } from './billing/ledger.ts';
+import { MemoryWallet, type Wallet } from './billing/wallet.ts';
+import { RedisWallet } from './billing/wallet-redis.ts';
 import { Metrics } from './metrics.ts';
 import { anonymousLimit } from './middleware/anonymous-limit/index.ts';
 import { type DailyCapOptions, dailyCap } from './middleware/daily-cap/index.ts';
@@ -116,7 +119,12 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
         )
       : new MemoryDeliveryTracker();
   const ledger = new Ledger(db, accounts);
-  const billing = new Billing({ ledger, accounts, deliveries, metrics, logger });
+  const wallet: Wallet =
+    limiterBackend instanceof RedisLimiterBackend ? new RedisWallet({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX }) : new MemoryWallet();
+  const billing = new Billing({ ledger, leases: new LeaseBook(db), wallet, deliveries, metrics, logger });
+  accounts.onBalanceChange(async (accountId) => {
+    await billing.refreshBuckets(accountId).catch((err: unknown) => logger.warn({ err }, 'cached balance not refreshed'));
+  });
   billing.startReconciler(BILLING_RECONCILE_MS);
   if (!(await limiterBackend.ready())) logger.warn('Redis not reachable yet; rate limits use the in-process insurance limiter meanwhile');
   const counters = buildCounters(limiterBackend, limits);
