@@ -20,6 +20,23 @@
  *    for a response that then failed is refunded under rule 2.
  * 6. Schema-only SQL (DESCRIBE, SHOW, information_schema) reads no source rows and costs 0; HEAD
  *    on a lookup is not billed (the lookup routes' handlers).
+ * 7. Lookups are off PostgreSQL's per-request path (credit leases: `leases.ts`, `wallet.ts`).
+ *    PostgreSQL stays the source of truth: a lease is a ledger row that moves a slice of the
+ *    balance out of the buckets (the CHECK constraints still keep them >= 0), and an account has at
+ *    most one open lease. A lookup is one atomic wallet step that spends from the lease and logs its
+ *    charge record; records reach the ledger in batches (`flush`, every 250 ms and on drain) as
+ *    charge rows under the lease that move no bucket. Settling a lease closes its wallet first (no
+ *    spending after), writes its log, then returns `lease − Σ charges + Σ refunds` in one
+ *    transaction; it is idempotent and needs nothing but PostgreSQL and the shared log, so any pod's
+ *    reconciler settles the leases of a pod that died. Hence, at every moment:
+ *    buckets + unspent lease credit = deposits − Σ charges + Σ refunds (lookups still in the log
+ *    count as charges), and after every lease is settled the buckets alone say so.
+ *    `X-Credits-Remaining` is the buckets (as PostgreSQL last reported them, with a version so an
+ *    older report never wins) plus the wallet's unspent credit, read in the spend's own step. A
+ *    window charge (SQL, export) stays on the ledger; when the buckets are short while a lease holds
+ *    credit, the lease is settled and the charge retried, so leased credit is never out of reach.
+ *    A lease is sized to about ten seconds of the account's spend and at most half its balance
+ *    (all of a small one), never more than the balance.
  */
 import { randomUUID } from 'node:crypto';
 import type { Tier } from '@uda/shared/catalog';
@@ -114,6 +131,8 @@ export class Billing {
   readonly #open = new Set<Delivery>();
   /** accountId → this pod's last lease for it: how fast the account spends (`leaseSize`). */
   readonly #lastLease = new Map<string, { micro: number; at: number }>();
+  /** accountId → the lease this pod is taking for it: concurrent requests wait for one take, not one each. */
+  readonly #taking = new Map<string, Promise<void>>();
   #reconciler: NodeJS.Timeout | undefined;
   #flusher: NodeJS.Timeout | undefined;
 
@@ -132,6 +151,16 @@ export class Billing {
   async balance(accountId: string): Promise<number> {
     const [buckets, unspent] = await Promise.all([this.refreshBuckets(accountId), this.#wallet.unspent(accountId)]);
     return buckets + unspent;
+  }
+
+  /**
+   * The unspent credit of the account's open lease, by the bucket it will return to: the lease
+   * spends its grant part first, so what is left is top-off first.
+   */
+  async leasedCredit(accountId: string): Promise<{ grantMicro: number; topoffMicro: number }> {
+    const [unspent, lease] = await Promise.all([this.#wallet.unspent(accountId), this.#leases.openParts(accountId)]);
+    const topoffMicro = Math.min(unspent, lease?.topoffMicro ?? 0);
+    return { grantMicro: unspent - topoffMicro, topoffMicro };
   }
 
   /** Reads the buckets from PostgreSQL into the wallet, so lookups report them; returns them. */
@@ -218,17 +247,41 @@ export class Billing {
         const charged = spent.duplicate ? 0 : record.amountMicro;
         this.#counted(payer, spec, charged);
         this.#rememberPositive(payer.accountId, buckets + spent.unspentMicro);
+        this.#refillEarly(payer.accountId, spent.unspentMicro, record.amountMicro);
         return { chargedMicro: charged, balanceMicro: buckets + spent.unspentMicro };
       }
       // A closed wallet's lease is being settled (or its settler died): finish that first.
       if (spent.closedLeaseId) await this.settleLease(payer.accountId, spent.closedLeaseId);
-      await this.#takeLease(payer.accountId, record.amountMicro);
+      const inFlight = this.#taking.get(payer.accountId);
+      // Another request of this pod is taking a lease: spend from it, or take one for this cost after it.
+      if (inFlight) await inFlight.catch(() => undefined);
+      else await this.#takeLease(payer.accountId, record.amountMicro);
     }
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
   }
 
+  /** Extends the lease in the background when a quarter of the last slice is left, so requests rarely wait for PostgreSQL. */
+  #refillEarly(accountId: string, unspentMicro: number, costMicro: number): void {
+    const last = this.#lastLease.get(accountId);
+    if (!last || unspentMicro >= last.micro / 4 || this.#taking.has(accountId)) return;
+    // A 402 here only means the balance is nearly spent: no more early takes (the next request that
+    // can't be covered takes its own, and gets the 402).
+    const refused = (error: unknown) => {
+      if (!(error instanceof ApiError)) throw error;
+      this.#lastLease.delete(accountId);
+    };
+    void this.track(this.#takeLease(accountId, costMicro).catch(refused));
+  }
+
+  /** One lease take per account at a time in this pod. */
+  #takeLease(accountId: string, costMicro: number): Promise<void> {
+    const taking = this.#takeLeaseNow(accountId, costMicro).finally(() => this.#taking.delete(accountId));
+    this.#taking.set(accountId, taking);
+    return taking;
+  }
+
   /** Moves a slice of the balance into the account's lease and its wallet; 402 when even `costMicro` is not there. */
-  async #takeLease(accountId: string, costMicro: number): Promise<void> {
+  async #takeLeaseNow(accountId: string, costMicro: number): Promise<void> {
     const now = this.#now();
     const last = this.#lastLease.get(accountId);
     const spendPerSecondMicro = last ? (1_000 * last.micro) / Math.max(100, now - last.at) : 0;

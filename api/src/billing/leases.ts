@@ -196,6 +196,12 @@ export class LeaseBook {
     return (await this.#db<LeaseRow>('credit_leases').where({ account_id: accountId }).whereNull('settled_at').first('id'))?.id;
   }
 
+  /** What the account's open lease took from each bucket. */
+  async openParts(accountId: string): Promise<{ grantMicro: number; topoffMicro: number } | undefined> {
+    const row = await this.#db<LeaseRow>('credit_leases').where({ account_id: accountId }).whereNull('settled_at').first('grant_micro', 'topoff_micro');
+    return row && { grantMicro: Number(row.grant_micro), topoffMicro: Number(row.topoff_micro) };
+  }
+
   /** Returns to the buckets what the lease owes them now, less what earlier returns gave back. */
   async #trueUp(trx: Trx, lease: LeaseRow, account: AccountRow): Promise<Buckets> {
     const sums = (await trx('ledger')

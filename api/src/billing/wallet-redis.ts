@@ -7,7 +7,7 @@
  * `<prefix>wal-lock:<account>` (the flush lock); and `<prefix>wal-dirty` (set of accounts with a
  * pending log).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Buckets, ChargeRecord, PendingCharge, SpendResult, UnspendResult, Wallet } from './wallet.ts';
 
@@ -76,6 +76,26 @@ if redis.call('HLEN', KEYS[1]) == 0 then redis.call('SREM', KEYS[3], ARGV[2]) en
 redis.call('DEL', KEYS[2])
 return 1`;
 
+interface Script {
+  readonly lua: string;
+  readonly sha: string;
+}
+
+function script(lua: string): Script {
+  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
+}
+
+// Called by SHA: a spend sends its arguments, not the script's text.
+const SCRIPTS = {
+  spend: script(SPEND),
+  storeBuckets: script(STORE_BUCKETS),
+  fund: script(FUND),
+  credit: script(CREDIT),
+  unspend: script(UNSPEND),
+  close: script(CLOSE),
+  trim: script(TRIM),
+};
+
 export class RedisWallet implements Wallet {
   readonly local = false;
   readonly #redis: Redis;
@@ -102,9 +122,19 @@ export class RedisWallet implements Wallet {
     return `${this.#prefix}wal-dirty`;
   }
 
+  /** EVALSHA, and EVAL once when Redis does not know the script yet (a restart, a flush). */
+  async #run(s: Script, keys: readonly string[], ...args: (string | number)[]): Promise<unknown> {
+    try {
+      return await this.#redis.evalsha(s.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!String(error).includes('NOSCRIPT')) throw error;
+      return this.#redis.eval(s.lua, keys.length, ...keys, ...args);
+    }
+  }
+
   async spend(accountId: string, record: ChargeRecord): Promise<SpendResult> {
     const { key, amountMicro, ...rest } = record;
-    const reply = (await this.#redis.eval(SPEND, 3, this.#wallet(accountId), this.#log(accountId), this.#dirty, key, amountMicro, JSON.stringify(rest), accountId)) as [
+    const reply = (await this.#run(SCRIPTS.spend, [this.#wallet(accountId), this.#log(accountId), this.#dirty], key, amountMicro, JSON.stringify(rest), accountId)) as [
       number,
       string,
       string?,
@@ -116,22 +146,22 @@ export class RedisWallet implements Wallet {
   }
 
   async fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets): Promise<void> {
-    await this.#redis.eval(FUND, 1, this.#wallet(accountId), leaseId, addMicro, buckets.micro, buckets.version);
+    await this.#run(SCRIPTS.fund, [this.#wallet(accountId)], leaseId, addMicro, buckets.micro, buckets.version);
   }
 
   async credit(accountId: string, leaseId: string, micro: number): Promise<void> {
-    await this.#redis.eval(CREDIT, 1, this.#wallet(accountId), leaseId, micro);
+    await this.#run(SCRIPTS.credit, [this.#wallet(accountId)], leaseId, micro);
   }
 
   async unspend(accountId: string, key: string): Promise<UnspendResult> {
-    const reply = Number(await this.#redis.eval(UNSPEND, 3, this.#wallet(accountId), this.#log(accountId), this.#lock(accountId), key));
+    const reply = Number(await this.#run(SCRIPTS.unspend, [this.#wallet(accountId), this.#log(accountId), this.#lock(accountId)], key));
     if (reply === -1) return 'flushing';
     if (reply === -2) return 'written';
     return reply;
   }
 
   async close(accountId: string, leaseId: string): Promise<void> {
-    await this.#redis.eval(CLOSE, 1, this.#wallet(accountId), leaseId);
+    await this.#run(SCRIPTS.close, [this.#wallet(accountId)], leaseId);
   }
 
   async unspent(accountId: string): Promise<number> {
@@ -140,7 +170,7 @@ export class RedisWallet implements Wallet {
   }
 
   async storeBuckets(accountId: string, buckets: Buckets): Promise<void> {
-    await this.#redis.eval(STORE_BUCKETS, 1, this.#wallet(accountId), buckets.micro, buckets.version);
+    await this.#run(SCRIPTS.storeBuckets, [this.#wallet(accountId)], buckets.micro, buckets.version);
   }
 
   async flush(accountId: string, write: (records: PendingCharge[]) => Promise<void>): Promise<boolean> {
@@ -153,7 +183,7 @@ export class RedisWallet implements Wallet {
       if (records.length) await write(records);
       written = records.map((r) => r.key);
     } finally {
-      await this.#redis.eval(TRIM, 3, this.#log(accountId), this.#lock(accountId), this.#dirty, token, accountId, ...written);
+      await this.#run(SCRIPTS.trim, [this.#log(accountId), this.#lock(accountId), this.#dirty], token, accountId, ...written);
     }
     return true;
   }
