@@ -221,7 +221,7 @@ function buildGuards(s: { counters: Counters; limits: Limits; metrics: Metrics; 
 }
 
 export async function closeServices(services: Services, options: { keepDb?: boolean } = {}): Promise<void> {
-  // Refunds of deliveries cut by the shutdown are written before the database closes.
+  // Refunds of deliveries cut by the shutdown, pending lookups and in-process leases are written before the database closes.
   await services.billing.drain();
   await services.runnerPool.close();
   await services.limiterBackend.close();

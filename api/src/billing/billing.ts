@@ -149,8 +149,22 @@ export class Billing {
 
   /** The caller's balance: the buckets in PostgreSQL plus the unspent credit of the open lease. */
   async balance(accountId: string): Promise<number> {
-    const [buckets, unspent] = await Promise.all([this.refreshBuckets(accountId), this.#wallet.unspent(accountId)]);
+    const [buckets, unspent] = await Promise.all([this.refreshBuckets(accountId), this.#orWhileWalletFails(this.#wallet.unspent(accountId), 0)]);
     return buckets + unspent;
+  }
+
+  /**
+   * While the wallet's store fails (Redis down), reads of it answer `fallback`: the balance then
+   * leaves out the unspent lease credit (it comes back when the lease settles), and nothing else
+   * that needs only PostgreSQL fails with it.
+   */
+  async #orWhileWalletFails<T>(call: Promise<T>, fallback: T): Promise<T> {
+    try {
+      return await call;
+    } catch (err) {
+      this.#logger?.warn({ err }, 'credit wallet unavailable');
+      return fallback;
+    }
   }
 
   /**
@@ -166,7 +180,7 @@ export class Billing {
   /** Reads the buckets from PostgreSQL into the wallet, so lookups report them; returns them. */
   async refreshBuckets(accountId: string): Promise<number> {
     const buckets = await this.#leases.buckets(accountId);
-    await this.#wallet.storeBuckets(accountId, buckets);
+    await this.#orWhileWalletFails(this.#wallet.storeBuckets(accountId, buckets), undefined);
     return buckets.micro;
   }
 
@@ -270,7 +284,7 @@ export class Billing {
       if (!(error instanceof ApiError)) throw error;
       this.#lastLease.delete(accountId);
     };
-    void this.track(this.#takeLease(accountId, costMicro).catch(refused));
+    void this.track(this.#takeLease(accountId, costMicro).catch(refused)).catch(() => undefined);
   }
 
   /** One lease take per account at a time in this pod. */
@@ -481,9 +495,11 @@ export class Billing {
 
   /** The reconciler every `intervalMs`, and the flush of pending lookups every 250 ms. */
   startReconciler(intervalMs: number): void {
-    this.#reconciler = setInterval(() => void this.track(this.reconcile()), intervalMs);
+    // `track` logs a failure; the next turn tries again.
+    const quietly = (work: () => Promise<unknown>) => () => void this.track(work()).catch(() => undefined);
+    this.#reconciler = setInterval(quietly(() => this.reconcile()), intervalMs);
     this.#reconciler.unref();
-    this.#flusher = setInterval(() => void this.track(this.flush()), FLUSH_INTERVAL_MS);
+    this.#flusher = setInterval(quietly(() => this.flush()), FLUSH_INTERVAL_MS);
     this.#flusher.unref();
   }
 
@@ -515,7 +531,8 @@ export class Billing {
     for (const until = Date.now() + waitMs; this.#open.size && Date.now() < until; ) await sleep(10);
     await Promise.allSettled([...this.#open].map((delivery) => delivery.abandon()));
     while (this.#pending.size) await Promise.all([...this.#pending]);
-    await this.flush();
+    // Without Redis, what stays pending is flushed by the next pod (the lock and the log are in Redis).
+    await this.#orWhileWalletFails(this.flush(), undefined);
     if (this.#wallet.local) for (const lease of await this.#wallet.openLeases()) await this.settleLease(lease.accountId, lease.leaseId);
   }
 
