@@ -106,7 +106,7 @@ try {
   const pass = await autocannon({ url: `${info.chain}/bench/charged`, connections, amount: 5_000, requests, setupClient: countCost });
   await settle();
   const charged = (await ledgerTotal()) - before;
-  console.log(`Reconciliation (${pass.requests.total} charged requests, 50 accounts): ledger net ${charged} micro-USD; X-Credit-Cost received ${receivedMicro} micro-USD: ${charged === receivedMicro ? 'equal' : 'DIFFERENT'}`);
+  console.log(`Reconciliation (${pass.requests.total} charged requests, 50 accounts, ${pass.non2xx} non-2xx, ${pass.errors} errors, ${pass.timeouts} timeouts): ledger net ${charged} micro-USD; X-Credit-Cost received ${receivedMicro} micro-USD: ${charged === receivedMicro ? 'equal' : 'DIFFERENT'}`);
   console.log('\nGoals: anonymous ≥ 50% of bare, charged ≥ 25% of bare, both add < 3 ms at p99; the charge costs ≤ 10% and < 2 ms p99.');
   console.log('Command: npm run bench:gateway   (BENCH_DURATION_S, BENCH_CONNECTIONS, BENCH_DATABASE_URL, BENCH_REDIS_URL)');
 } finally {

@@ -135,8 +135,8 @@ describe('lease size', () => {
   it('takes about ten seconds of spend, at least twenty requests, at most half the balance, and all of a small one', () => {
     expect(leaseSize({ costMicro: 1_000, spendPerSecondMicro: 0, balanceMicro: 1_000_000_000 })).toBe(20_000);
     expect(leaseSize({ costMicro: 1_000, spendPerSecondMicro: 50_000, balanceMicro: 1_000_000_000 })).toBe(500_000);
-    expect(leaseSize({ costMicro: 1_000, spendPerSecondMicro: 50_000, balanceMicro: 1_000_001 })).toBe(500_000);
-    expect(leaseSize({ costMicro: 1_000, spendPerSecondMicro: 50_000, balanceMicro: 900_000 })).toBe(900_000);
+    expect(leaseSize({ costMicro: 1_000, spendPerSecondMicro: 50_000, balanceMicro: 600_000 })).toBe(300_000);
+    expect(leaseSize({ costMicro: 1_000, spendPerSecondMicro: 50_000, balanceMicro: 40_000 })).toBe(40_000);
     expect(leaseSize({ costMicro: 1_000, spendPerSecondMicro: 0, balanceMicro: 30_000 })).toBe(30_000);
   });
 });

@@ -36,7 +36,7 @@
  *    window charge (SQL, export) stays on the ledger; when the buckets are short while a lease holds
  *    credit, the lease is settled and the charge retried, so leased credit is never out of reach.
  *    A lease is sized to about ten seconds of the account's spend and at most half its balance
- *    (all of a small one), never more than the balance.
+ *    (all of a balance under forty requests' worth), never more than the balance.
  */
 import { randomUUID } from 'node:crypto';
 import type { Tier } from '@uda/shared/catalog';
@@ -298,7 +298,8 @@ export class Billing {
   async #takeLeaseNow(accountId: string, costMicro: number): Promise<void> {
     const now = this.#now();
     const last = this.#lastLease.get(accountId);
-    const spendPerSecondMicro = last ? (1_000 * last.micro) / Math.max(100, now - last.at) : 0;
+    // At least a second between takes in the estimate: a lease grows at most tenfold per take.
+    const spendPerSecondMicro = last ? (1_000 * last.micro) / Math.max(1_000, now - last.at) : 0;
     const taken = await this.#leases.take(accountId, (balanceMicro) => leaseSize({ costMicro, spendPerSecondMicro, balanceMicro }), costMicro);
     if (!taken.ok) {
       await this.#wallet.storeBuckets(accountId, taken.buckets);

@@ -25,18 +25,22 @@ import type { Buckets, PendingCharge } from './wallet.ts';
 export const LEASE_TTL_MS = 30_000;
 /** A lease covers about this many seconds of the account's recent spending ... */
 const LEASE_SECONDS = 10;
-/** ... and at least this many requests of the current price. */
+/** ... and at least this many requests of the current price ... */
 const LEASE_MIN_REQUESTS = 20;
+/** ... and at most this part of the balance, unless the balance is small enough to take whole. */
+const LEASE_MAX_SHARE = 0.5;
 
 /**
- * How much a new lease (or an extension) takes: about ten seconds of the account's recent spend,
- * at least twenty requests' worth, so at most half the balance; a balance under two such slices is
- * taken whole, so a small account is not sent back to PostgreSQL every few requests. Never more
- * than the balance (the lease's transaction caps it too).
+ * How much a new lease (or an extension) takes: about ten seconds of the account's recent spend and
+ * at least twenty requests' worth, but at most half the balance; a balance under two minimum
+ * slices (forty requests) is taken whole, so a small account is not sent back to PostgreSQL every
+ * few requests. Never more than the balance (the lease's transaction caps it too).
  */
 export function leaseSize(input: { costMicro: number; spendPerSecondMicro: number; balanceMicro: number }): number {
-  const wanted = Math.max(input.costMicro * LEASE_MIN_REQUESTS, Math.round(input.spendPerSecondMicro * LEASE_SECONDS));
-  return input.balanceMicro <= 2 * wanted ? input.balanceMicro : wanted;
+  const least = input.costMicro * LEASE_MIN_REQUESTS;
+  if (input.balanceMicro <= 2 * least) return input.balanceMicro;
+  const wanted = Math.max(least, Math.round(input.spendPerSecondMicro * LEASE_SECONDS));
+  return Math.min(wanted, Math.floor(input.balanceMicro * LEASE_MAX_SHARE));
 }
 
 export type TakeResult =
