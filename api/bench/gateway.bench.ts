@@ -34,7 +34,13 @@ interface Result {
 /** Micro-USD of every `X-Credit-Cost` header received, warm-ups included. */
 let receivedMicro = 0;
 
+/** Status codes other than 200 seen, for the reconciliation line. */
+const statuses = new Map<number, number>();
+
 function countCost(client: autocannon.Client): void {
+  client.on('response', (statusCode: number) => {
+    if (statusCode !== 200) statuses.set(statusCode, (statuses.get(statusCode) ?? 0) + 1);
+  });
   // At run time autocannon hands over the parser's record, whose `headers` is a flat name/value list.
   client.on('headers', (parsed) => {
     const headers = (parsed as unknown as { headers: string[] }).headers;
@@ -102,11 +108,12 @@ try {
   await settle();
   const before = await ledgerTotal();
   receivedMicro = 0;
+  statuses.clear();
   const requests = info.spreadKeys.map((key) => ({ method: 'GET' as const, headers: { authorization: `Bearer ${key}` } }));
   const pass = await autocannon({ url: `${info.chain}/bench/charged`, connections, amount: 5_000, requests, setupClient: countCost });
   await settle();
   const charged = (await ledgerTotal()) - before;
-  console.log(`Reconciliation (${pass.requests.total} charged requests, 50 accounts, ${pass.non2xx} non-2xx, ${pass.errors} errors, ${pass.timeouts} timeouts): ledger net ${charged} micro-USD; X-Credit-Cost received ${receivedMicro} micro-USD: ${charged === receivedMicro ? 'equal' : 'DIFFERENT'}`);
+  console.log(`Reconciliation (${pass.requests.total} charged requests, 50 accounts, ${pass.non2xx} non-2xx ${JSON.stringify(Object.fromEntries(statuses))}, ${pass.errors} errors, ${pass.timeouts} timeouts): ledger net ${charged} micro-USD; X-Credit-Cost received ${receivedMicro} micro-USD: ${charged === receivedMicro ? 'equal' : 'DIFFERENT'}`);
   console.log('\nGoals: anonymous ≥ 50% of bare, charged ≥ 25% of bare, both add < 3 ms at p99; the charge costs ≤ 10% and < 2 ms p99.');
   console.log('Command: npm run bench:gateway   (BENCH_DURATION_S, BENCH_CONNECTIONS, BENCH_DATABASE_URL, BENCH_REDIS_URL)');
 } finally {
