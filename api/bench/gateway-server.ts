@@ -41,12 +41,14 @@ const services = await buildServices(config, {
 const account = await services.accounts.create({ email: 'bench@example.com', tier: 'pro' });
 await services.accounts.addTopoff(account.id, 1_000_000_000_000);
 const apiKey = await services.keys.create(account.id, 'bench');
+const accountIds = [account.id];
 // A spread of accounts, as real traffic has: charges for different accounts don't share a row lock.
 const spreadKeys: string[] = [];
 for (let i = 0; i < 50; i++) {
   const other = await services.accounts.create({ email: `bench-${i}@example.com`, tier: 'pro' });
   await services.accounts.addTopoff(other.id, 1_000_000_000_000);
   spreadKeys.push(await services.keys.create(other.id, 'bench'));
+  accountIds.push(other.id);
 }
 
 function benchRoutes(s: Services): RouteDef[] {
@@ -65,6 +67,19 @@ function benchRoutes(s: Services): RouteDef[] {
           setCreditHeaders(res, delivery.settlement);
           deliverCharged(res, delivery);
           res.json(FIXED);
+        },
+      ],
+    },
+    {
+      // Before the reconciliation: every pending lookup written, every lease settled.
+      method: 'post',
+      path: '/bench/settle',
+      style: 'flat',
+      handlers: [
+        async (_req, res) => {
+          await billing.flush();
+          for (const id of accountIds) await billing.settleOpenLease(id);
+          res.json({ status: 'success' });
         },
       ],
     },

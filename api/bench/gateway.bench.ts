@@ -6,7 +6,8 @@
  *   3. the anonymous variant (burst limit + anonymous limit, no charge);
  *   4. the authenticated chain without the charge, to show what the charge costs;
  *   5. the charged chain with requests spread over 50 accounts, and the same chain without the charge;
- * then the reconciliation: the ledger's total against the sum of `X-Credit-Cost` the bench received.
+ * then the reconciliation: the ledger's charges less refunds against the sum of `X-Credit-Cost` the
+ * bench received, after the server wrote every pending lookup and settled every credit lease.
  * Each row also gives the server's CPU time per request, and bare Express's as a share of it: on a
  * shared machine that is steadier than req/s, which other processes' load moves.
  * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_DURATION_S (default 10), BENCH_CONNECTIONS (50).
@@ -37,7 +38,13 @@ interface Result {
 /** Micro-USD of every `X-Credit-Cost` header received, warm-ups included. */
 let receivedMicro = 0;
 
+/** Status codes other than 200 seen, for the reconciliation line. */
+const statuses = new Map<number, number>();
+
 function countCost(client: autocannon.Client): void {
+  client.on('response', (statusCode: number) => {
+    if (statusCode !== 200) statuses.set(statusCode, (statuses.get(statusCode) ?? 0) + 1);
+  });
   // At run time autocannon hands over the parser's record, whose `headers` is a flat name/value list.
   client.on('headers', (parsed) => {
     const headers = (parsed as unknown as { headers: string[] }).headers;
@@ -106,13 +113,19 @@ try {
   console.log(`\nWhat the charge costs: 1 account ${cost('full chain + charge (auth)', 'auth chain, no charge')}; 50 accounts ${cost('charge, 50 accounts', 'no charge, 50 accounts')}`);
   // A timed run stops with requests in flight whose answers it drops unread; the reconciliation pass
   // sends a fixed number of charged requests over 50 accounts and reads every answer.
-  const ledgerTotal = async () => Number((await onServer<{ total: string }>(dbUrl.toString(), 'SELECT coalesce(sum(amount_micro), 0) AS total FROM ledger'))[0]?.total);
+  // Charges and refunds only: a credit lease and its return move credit, they are not spending.
+  const settle = async () => (await fetch(`${info.chain}/bench/settle`, { method: 'POST' })).ok || Promise.reject(new Error('settle failed'));
+  const ledgerTotal = async () =>
+    Number((await onServer<{ total: string }>(dbUrl.toString(), `SELECT coalesce(sum(amount_micro), 0) AS total FROM ledger WHERE kind IN ('charge', 'refund')`))[0]?.total);
+  await settle();
   const before = await ledgerTotal();
   receivedMicro = 0;
+  statuses.clear();
   const requests = info.spreadKeys.map((key) => ({ method: 'GET' as const, headers: { authorization: `Bearer ${key}` } }));
   const pass = await autocannon({ url: `${info.chain}/bench/charged`, connections, amount: 5_000, requests, setupClient: countCost });
+  await settle();
   const charged = (await ledgerTotal()) - before;
-  console.log(`Reconciliation (${pass.requests.total} charged requests, 50 accounts): ledger net ${charged} micro-USD; X-Credit-Cost received ${receivedMicro} micro-USD: ${charged === receivedMicro ? 'equal' : 'DIFFERENT'}`);
+  console.log(`Reconciliation (${pass.requests.total} charged requests, 50 accounts, ${pass.non2xx} non-2xx ${JSON.stringify(Object.fromEntries(statuses))}, ${pass.errors} errors, ${pass.timeouts} timeouts): ledger net ${charged} micro-USD; X-Credit-Cost received ${receivedMicro} micro-USD: ${charged === receivedMicro ? 'equal' : 'DIFFERENT'}`);
   console.log('\nGoals: anonymous ≥ 50% of bare, charged ≥ 25% of bare, both add < 3 ms at p99; the charge costs ≤ 10% and < 2 ms p99.');
   console.log('Command: npm run bench:gateway   (BENCH_DURATION_S, BENCH_CONNECTIONS, BENCH_DATABASE_URL, BENCH_REDIS_URL)');
 } finally {

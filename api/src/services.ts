@@ -21,7 +21,10 @@ import { Billing } from './billing/billing.ts';
 import { MemoryDeliveryTracker, ResilientDeliveryTracker, type DeliveryTracker } from './billing/deliveries.ts';
 import { RedisDeliveryTracker } from './billing/deliveries-redis.ts';
 import { requireCredit } from './billing/http.ts';
+import { LeaseBook } from './billing/leases.ts';
 import { Ledger } from './billing/ledger.ts';
+import { MemoryWallet, type Wallet } from './billing/wallet.ts';
+import { RedisWallet } from './billing/wallet-redis.ts';
 import { Metrics } from './metrics.ts';
 import { anonymousLimit } from './middleware/anonymous-limit/index.ts';
 import { burstGuard } from './middleware/burst-limit/index.ts';
@@ -127,7 +130,12 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
         )
       : new MemoryDeliveryTracker();
   const ledger = new Ledger(db, accounts);
-  const billing = new Billing({ ledger, accounts, deliveries, metrics, logger });
+  const wallet: Wallet =
+    limiterBackend instanceof RedisLimiterBackend ? new RedisWallet({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX }) : new MemoryWallet();
+  const billing = new Billing({ ledger, leases: new LeaseBook(db), wallet, deliveries, metrics, logger });
+  accounts.onBalanceChange(async (accountId) => {
+    await billing.refreshBuckets(accountId).catch((err: unknown) => logger.warn({ err }, 'cached balance not refreshed'));
+  });
   billing.startReconciler(BILLING_RECONCILE_MS);
   if (keyChanges instanceof RedisKeyChanges && !(await keyChanges.ready())) logger.warn('Key change subscription not up yet; cached keys are trusted for 1 s meanwhile');
   if (!(await limiterBackend.ready())) logger.warn('Redis not reachable yet; rate limits use the in-process insurance limiter meanwhile');
@@ -227,7 +235,7 @@ function buildGuards(s: { backend: LimiterBackend; counters: Counters; limits: L
 }
 
 export async function closeServices(services: Services, options: { keepDb?: boolean } = {}): Promise<void> {
-  // Refunds of deliveries cut by the shutdown are written before the database closes.
+  // Refunds of deliveries cut by the shutdown, pending lookups and in-process leases are written before the database closes.
   await services.billing.drain();
   await services.runnerPool.close();
   // Writes the last batch of last_used_at before the database closes.

@@ -24,12 +24,16 @@ export interface AccountRow {
   grant_micro: string | number;
   topoff_micro: string | number;
   period: string;
+  /** Counts every change of the buckets (a trigger): a cached balance never goes back to an older one. */
+  balance_version?: string | number;
 }
 
 export class AccountStore {
   readonly #db: Db;
   readonly #now: () => Date;
   readonly #onTierChange: (accountId: string) => Promise<void>;
+  /** Told after a top-up, a tier or a grant change: the billing core's cached balance follows. */
+  readonly #balanceListeners: ((accountId: string) => Promise<void>)[] = [];
 
   /** `onTierChange`: cached keys carry the tier, so every pod must hear of a change (`keys/changes.ts`). */
   constructor(db: Db, now: () => Date = () => new Date(), onTierChange: (accountId: string) => Promise<void> = async () => undefined) {
@@ -74,6 +78,14 @@ export class AccountStore {
     return account.grantMicro + account.topoffMicro;
   }
 
+  onBalanceChange(listener: (accountId: string) => Promise<void>): void {
+    this.#balanceListeners.push(listener);
+  }
+
+  async #balanceChanged(id: string): Promise<void> {
+    for (const listener of this.#balanceListeners) await listener(id);
+  }
+
   async setTier(id: string, tier: Tier): Promise<Account> {
     await this.#db.transaction(async (trx) => {
       const row = await trx<AccountRow>('accounts').where({ id }).forUpdate().first();
@@ -85,12 +97,14 @@ export class AccountStore {
         .update({ tier, grant_micro: grant, period: periodOf(this.#now()), updated_at: trx.fn.now() });
     });
     await this.#onTierChange(id);
+    await this.#balanceChanged(id);
     return this.mustGet(id);
   }
 
   async addTopoff(id: string, micro: number): Promise<Account> {
     const updated = await this.#db('accounts').where({ id }).increment('topoff_micro', micro);
     if (!updated) throw new AccountNotFound(id);
+    await this.#balanceChanged(id);
     return this.mustGet(id);
   }
 
@@ -100,6 +114,7 @@ export class AccountStore {
       .where({ id })
       .update({ grant_micro: micro, period: periodOf(this.#now()), updated_at: this.#db.fn.now() });
     if (!updated) throw new AccountNotFound(id);
+    await this.#balanceChanged(id);
     return this.mustGet(id);
   }
 

@@ -1,10 +1,12 @@
 /**
  * Model-based test of the billing invariants (billing.ts header) over real PostgreSQL and Redis.
  * fast-check draws schedules of: a window request on one of two API pods (a SQL result or an export
- * file, with or without bytes), a lookup charge, a delivery completing, a delivery breaking, and a
- * pod crash (its deliveries are never ended; the other pod's reconciler refunds them once they
- * expire). Steps run in small concurrent batches, so requests really interleave in the ledger and
- * in Redis. After each schedule, every invariant is checked against the ledger.
+ * file, with or without bytes), a lookup charge (spent from the account's credit lease), a delivery
+ * completing, a delivery breaking, a flush of pending lookups, a lease expiry (a reconciler settles
+ * it), a top-up, and a pod crash (its deliveries are never ended and it never flushes or settles;
+ * the other pod's reconciler refunds them once they expire and settles its leases). Steps run in
+ * small concurrent batches, so requests really interleave in the ledger and in Redis. After each
+ * schedule, every invariant is checked against the ledger.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
@@ -14,7 +16,9 @@ import { ApiError } from '../errors/api-error.ts';
 import { type Delivery, Billing } from './billing.ts';
 import { type WindowSpec, exportWindow, sqlWindow } from './charge-keys.ts';
 import { RedisDeliveryTracker } from './deliveries-redis.ts';
+import { LEASE_TTL_MS, LeaseBook } from './leases.ts';
 import { Ledger } from './ledger.ts';
+import { RedisWallet } from './wallet-redis.ts';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -27,17 +31,25 @@ type Step =
   | { kind: 'lookup'; pod: number }
   | { kind: 'complete'; pick: number }
   | { kind: 'break'; pick: number }
+  | { kind: 'flush'; pod: number }
+  | { kind: 'expire'; pod: number }
+  | { kind: 'topup' }
   | { kind: 'crash'; pod: number };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('window' as const), pod: fc.nat(1), window: fc.nat(2), bytes: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('lookup' as const), pod: fc.nat(1) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('lookup' as const), pod: fc.nat(1) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('flush' as const), pod: fc.nat(1) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('expire' as const), pod: fc.nat(1) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('topup' as const) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('complete' as const), pick: fc.nat() }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('break' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), pod: fc.nat(1) }) },
 );
 
 const COST = 30_000;
+const LOOKUP_COST = 5_000;
+const TOPUP = 40_000;
 const TTL_MS = 60_000;
 
 interface Open {
@@ -45,15 +57,44 @@ interface Open {
   readonly delivery: Delivery;
 }
 
-/** One schedule: two pods over one ledger and one Redis, a shared fake clock. */
-async function runSchedule(batches: Step[][], startBalance: number): Promise<void> {
-  let clock = Date.now();
+/** Two pods over one ledger and one Redis; deliveries and leases each on their own fake clock. */
+function twoPods(): { pods: Billing[]; clocks: { deliveries: number; leases: number } } {
+  const clocks = { deliveries: Date.now(), leases: Date.now() };
   const accounts = new AccountStore(ctx.db);
   const ledger = new Ledger(ctx.db, accounts);
+  const leases = new LeaseBook(ctx.db, () => clocks.leases);
   const prefix = uniquePrefix();
-  const pods = [0, 1].map(() => new Billing({ ledger, accounts, deliveries: new RedisDeliveryTracker({ redis: ctx.redis, prefix }), deliveryTtlMs: TTL_MS, now: () => clock }));
+  const pods = [0, 1].map(
+    () =>
+      new Billing({
+        ledger,
+        leases,
+        wallet: new RedisWallet({ redis: ctx.redis, prefix }),
+        deliveries: new RedisDeliveryTracker({ redis: ctx.redis, prefix }),
+        deliveryTtlMs: TTL_MS,
+        now: () => clocks.deliveries,
+      }),
+  );
+  return { pods, clocks };
+}
+
+/** What abandoning a delivery gave back, from the balances it reports before and after. */
+async function abandoned(delivery: Delivery, lookups: Set<string>): Promise<number> {
+  if (delivery.chargeKey.startsWith('lookup:') && delivery.settlement.chargedMicro) lookups.add(delivery.chargeKey);
+  const after = await delivery.abandon();
+  return after.balanceMicro - delivery.settlement.balanceMicro;
+}
+
+/** One schedule: two pods over one ledger and one Redis. */
+async function runSchedule(batches: Step[][], startBalance: number): Promise<void> {
+  const { pods, clocks } = twoPods();
+  const accounts = new AccountStore(ctx.db);
   const account = await accounts.create({ email: 'model@example.com', tier: 'developer' });
   await accounts.setGrant(account.id, startBalance);
+  let deposited = startBalance;
+  let refundedToCaller = 0;
+  /** Charged lookups whose response broke: refunded from the pending log, or in the ledger. */
+  const brokenLookups = new Set<string>();
   const payer = { accountId: account.id, tier: account.tier };
   const windows: WindowSpec[] = [sqlWindow(account.id, 'q1', 't1'), sqlWindow(account.id, 'q2', 't1'), exportWindow(account.id, 'exports/v1/service.db', 86_400_000)];
 
@@ -77,7 +118,7 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
       }
       case 'lookup': {
         if (crashed.has(s.pod)) return;
-        const delivery = await pods[s.pod]!.deliverOnce(payer, { costMicro: 5_000 }).catch(refusedFor402);
+        const delivery = await pods[s.pod]!.deliverOnce(payer, { costMicro: LOOKUP_COST }).catch(refusedFor402);
         if (!delivery) return;
         reported += delivery.settlement.chargedMicro;
         open.push({ pod: s.pod, delivery });
@@ -91,7 +132,24 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
         return;
       }
       case 'break': {
-        await take(s.pick)?.delivery.abandon();
+        const item = take(s.pick);
+        // Read after the await: steps of a batch run concurrently.
+        const back = item ? await abandoned(item.delivery, brokenLookups) : 0;
+        refundedToCaller += back;
+        return;
+      }
+      case 'flush': {
+        if (!crashed.has(s.pod)) await pods[s.pod]!.flush();
+        return;
+      }
+      case 'expire': {
+        clocks.leases += LEASE_TTL_MS + 1;
+        if (!crashed.has(s.pod)) await pods[s.pod]!.reconcile();
+        return;
+      }
+      case 'topup': {
+        deposited += TOPUP;
+        await accounts.addTopoff(account.id, TOPUP);
         return;
       }
       case 'crash': {
@@ -108,22 +166,44 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
   };
 
   for (const batch of batches) await Promise.all(batch.map(run));
-  // The end of the world: every surviving delivery ends (breaking), then dead pods' entries expire.
-  await Promise.all(open.splice(0).map((item) => item.delivery.abandon()));
-  clock += TTL_MS + 1;
-  await pods[0]!.reconcile();
+  // Mid-schedule, before the end: the buckets plus the open lease's unspent credit are what was
+  // deposited less what was spent, and nothing is negative.
+  const survivor = crashed.has(0) ? 1 : 0;
+  await pods[survivor]!.flush();
+  expect(await pods[survivor]!.balance(account.id)).toBe(deposited - (reported - refundedToCaller));
+  // The end of the world: every surviving delivery ends (breaking), then dead pods' entries and
+  // every lease expire, and a surviving pod's reconciler refunds and settles them.
+  for (const item of open.splice(0)) {
+    const back = await abandoned(item.delivery, brokenLookups);
+    refundedToCaller += back;
+  }
+  clocks.deliveries += TTL_MS + 1;
+  clocks.leases += LEASE_TTL_MS + 1;
+  await pods[survivor]!.reconcile();
   for (const pod of pods) await pod.drain(0);
 
-  const rows = (await ctx.db('ledger').where({ account_id: account.id }).select('kind', 'amount_micro', 'idempotency_key')) as { kind: string; amount_micro: string; idempotency_key: string }[];
+  const rows = (await ctx.db('ledger').where({ account_id: account.id }).select('kind', 'amount_micro', 'grant_micro', 'topoff_micro', 'idempotency_key')) as {
+    kind: string;
+    amount_micro: string;
+    grant_micro: string;
+    topoff_micro: string;
+    idempotency_key: string;
+  }[];
+  const sum = (list: typeof rows, field: 'amount_micro' | 'grant_micro' | 'topoff_micro' = 'amount_micro') => list.reduce((total, r) => total + Number(r[field]), 0);
   const charges = rows.filter((r) => r.kind === 'charge');
   const refunds = rows.filter((r) => r.kind === 'refund');
-  const net = rows.reduce((sum, r) => sum + Number(r.amount_micro), 0);
   const balance = await accounts.balance(account.id);
 
-  // 3: never below zero; the balance moved by exactly the ledger; each charge row reported once.
+  // 3: never below zero; the buckets moved by exactly the ledger's parts; what callers were told
+  // they paid is the ledger's charges less its refunds; every lease is settled, so the balance is
+  // what was deposited less that.
   expect(balance).toBeGreaterThanOrEqual(0);
-  expect(balance).toBe(startBalance - net);
-  expect(reported).toBe(charges.reduce((sum, r) => sum + Number(r.amount_micro), 0));
+  expect(balance).toBe(deposited - sum(rows, 'grant_micro') - sum(rows, 'topoff_micro'));
+  const chargeKeys = new Set(charges.map((r) => r.idempotency_key));
+  const unspent = [...brokenLookups].filter((key) => !chargeKeys.has(key)).length * LOOKUP_COST;
+  expect(reported).toBe(sum(charges) + unspent);
+  expect(balance).toBe(deposited - (sum(charges) + sum(refunds)));
+  expect(await ctx.db('credit_leases').where({ account_id: account.id }).whereNull('settled_at').count<{ n: string }[]>({ n: '*' })).toEqual([{ n: '0' }]);
   // 2: a charge with a completed delivery is never refunded ...
   for (const refund of refunds) expect(completedKeys.has(refund.idempotency_key.replace(/^refund:/, ''))).toBe(false);
   // ... and once every delivery has ended, a window charge none of them completed is refunded.
@@ -161,7 +241,13 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
   it('a graceful shutdown writes the refund of a download its SIGTERM cut, before the pod exits', async () => {
     const accounts = new AccountStore(ctx.db);
     const ledger = new Ledger(ctx.db, accounts);
-    const pod = new Billing({ ledger, accounts, deliveries: new RedisDeliveryTracker({ redis: ctx.redis, prefix: uniquePrefix() }) });
+    const prefix = uniquePrefix();
+    const pod = new Billing({
+      ledger,
+      leases: new LeaseBook(ctx.db),
+      wallet: new RedisWallet({ redis: ctx.redis, prefix }),
+      deliveries: new RedisDeliveryTracker({ redis: ctx.redis, prefix }),
+    });
     const account = await accounts.create({ email: 'drain@example.com', tier: 'free' });
     const payer = { accountId: account.id, tier: account.tier };
     const delivery = await pod.deliverWindow(payer, exportWindow(account.id, 'exports/v1/service.db', 86_400_000), { costMicro: 1_000_000, carriesBytes: true });

@@ -20,18 +20,36 @@
  *    for a response that then failed is refunded under rule 2.
  * 6. Schema-only SQL (DESCRIBE, SHOW, information_schema) reads no source rows and costs 0; HEAD
  *    on a lookup is not billed (the lookup routes' handlers).
+ * 7. Lookups are off PostgreSQL's per-request path (credit leases: `leases.ts`, `wallet.ts`).
+ *    PostgreSQL stays the source of truth: a lease is a ledger row that moves a slice of the
+ *    balance out of the buckets (the CHECK constraints still keep them >= 0), and an account has at
+ *    most one open lease. A lookup is one atomic wallet step that spends from the lease and logs its
+ *    charge record; records reach the ledger in batches (`flush`, every 250 ms and on drain) as
+ *    charge rows under the lease that move no bucket. Settling a lease closes its wallet first (no
+ *    spending after), writes its log, then returns `lease − Σ charges + Σ refunds` in one
+ *    transaction; it is idempotent and needs nothing but PostgreSQL and the shared log, so any pod's
+ *    reconciler settles the leases of a pod that died. Hence, at every moment:
+ *    buckets + unspent lease credit = deposits − Σ charges + Σ refunds (lookups still in the log
+ *    count as charges), and after every lease is settled the buckets alone say so.
+ *    `X-Credits-Remaining` is the buckets (as PostgreSQL last reported them, with a version so an
+ *    older report never wins) plus the wallet's unspent credit, read in the spend's own step. A
+ *    window charge (SQL, export) stays on the ledger; when the buckets are short while a lease holds
+ *    credit, the lease is settled and the charge retried, so leased credit is never out of reach.
+ *    A lease is sized to about ten seconds of the account's spend and at most half its balance
+ *    (all of a balance under forty requests' worth), never more than the balance.
  */
 import { randomUUID } from 'node:crypto';
 import type { Tier } from '@uda/shared/catalog';
 import type { Logger } from '@uda/shared/logger';
-import type { AccountStore } from '../accounts/store.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import type { Metrics } from '../metrics.ts';
 import { formatUsd } from '../money.ts';
-import { type WindowSpec, lookupChargeKey } from './charge-keys.ts';
+import { type WindowSpec, accountOfChargeKey, lookupChargeKey } from './charge-keys.ts';
 import type { DeliveryTracker } from './deliveries.ts';
-import type { BreakdownItem, Ledger } from './ledger.ts';
+import { type LeaseBook, leaseSize } from './leases.ts';
+import type { BreakdownItem, ChargeResult, Ledger } from './ledger.ts';
+import type { ChargeRecord, Wallet } from './wallet.ts';
 
 /** Who pays: an account at its tier. Anonymous callers are never charged and never get here. */
 export interface Payer {
@@ -75,7 +93,8 @@ export interface Delivery {
 
 export interface BillingOptions {
   readonly ledger: Ledger;
-  readonly accounts: AccountStore;
+  readonly leases: LeaseBook;
+  readonly wallet: Wallet;
   readonly deliveries: DeliveryTracker;
   readonly metrics?: Metrics;
   readonly logger?: Logger;
@@ -88,10 +107,17 @@ export interface BillingOptions {
 const WAIT_FOR_REFUND_MS = 25;
 const POSITIVE_BALANCE_TTL_MS = 2_000;
 const WINDOW_ATTEMPTS = 200;
+/** A spend that finds its wallet short takes (or extends) a lease and tries again, this often. */
+const SPEND_ATTEMPTS = 5;
+/** How long a refund or a settlement waits for another pod's flush of the account (25 ms steps). */
+const FLUSH_WAIT_ATTEMPTS = 200;
+/** How often pending lookups are written to the ledger. */
+const FLUSH_INTERVAL_MS = 250;
 
 export class Billing {
   readonly #ledger: Ledger;
-  readonly #accounts: AccountStore;
+  readonly #leases: LeaseBook;
+  readonly #wallet: Wallet;
   readonly #deliveries: DeliveryTracker;
   readonly #metrics: Metrics | undefined;
   readonly #logger: Logger | undefined;
@@ -103,11 +129,17 @@ export class Billing {
   readonly #positiveBalances = new Map<string, { micro: number; at: number }>();
   /** Deliveries not ended yet: SIGTERM waits for their responses to close, then ends the rest. */
   readonly #open = new Set<Delivery>();
+  /** accountId → this pod's last lease for it: how fast the account spends (`leaseSize`). */
+  readonly #lastLease = new Map<string, { micro: number; at: number }>();
+  /** accountId → the lease this pod is taking for it: concurrent requests wait for one take, not one each. */
+  readonly #taking = new Map<string, Promise<void>>();
   #reconciler: NodeJS.Timeout | undefined;
+  #flusher: NodeJS.Timeout | undefined;
 
   constructor(options: BillingOptions) {
     this.#ledger = options.ledger;
-    this.#accounts = options.accounts;
+    this.#leases = options.leases;
+    this.#wallet = options.wallet;
     this.#deliveries = options.deliveries;
     this.#metrics = options.metrics;
     this.#logger = options.logger;
@@ -115,8 +147,41 @@ export class Billing {
     this.#now = options.now ?? Date.now;
   }
 
-  balance(accountId: string): Promise<number> {
-    return this.#accounts.balance(accountId);
+  /** The caller's balance: the buckets in PostgreSQL plus the unspent credit of the open lease. */
+  async balance(accountId: string): Promise<number> {
+    const [buckets, unspent] = await Promise.all([this.refreshBuckets(accountId), this.#orWhileWalletFails(this.#wallet.unspent(accountId), 0)]);
+    return buckets + unspent;
+  }
+
+  /**
+   * While the wallet's store fails (Redis down), reads of it answer `fallback`: the balance then
+   * leaves out the unspent lease credit (it comes back when the lease settles), and nothing else
+   * that needs only PostgreSQL fails with it.
+   */
+  async #orWhileWalletFails<T>(call: Promise<T>, fallback: T): Promise<T> {
+    try {
+      return await call;
+    } catch (err) {
+      this.#logger?.warn({ err }, 'credit wallet unavailable');
+      return fallback;
+    }
+  }
+
+  /**
+   * The unspent credit of the account's open lease, by the bucket it will return to: the lease
+   * spends its grant part first, so what is left is top-off first.
+   */
+  async leasedCredit(accountId: string): Promise<{ grantMicro: number; topoffMicro: number }> {
+    const [unspent, lease] = await Promise.all([this.#wallet.unspent(accountId), this.#leases.openParts(accountId)]);
+    const topoffMicro = Math.min(unspent, lease?.topoffMicro ?? 0);
+    return { grantMicro: unspent - topoffMicro, topoffMicro };
+  }
+
+  /** Reads the buckets from PostgreSQL into the wallet, so lookups report them; returns them. */
+  async refreshBuckets(accountId: string): Promise<number> {
+    const buckets = await this.#leases.buckets(accountId);
+    await this.#orWhileWalletFails(this.#wallet.storeBuckets(accountId, buckets), undefined);
+    return buckets.micro;
   }
 
   /**
@@ -141,11 +206,13 @@ export class Billing {
 
   /**
    * A lookup: its own charge under a fresh key, after the result exists (402 if it can't be
-   * covered). Its one delivery is its response: a response that never went out is refunded.
+   * covered), spent from the account's wallet (rule 7). Its one delivery is its response: a
+   * response that never went out is refunded.
    */
   async deliverOnce(payer: Payer, spec: ChargeSpec): Promise<Delivery> {
     const chargeKey = lookupChargeKey(payer.accountId);
-    const settlement = await this.#chargeOnce(payer, chargeKey, spec);
+    const charge = await this.#chargeLookup(payer, { key: chargeKey, amountMicro: spec.costMicro, breakdown: spec.breakdown, requestId: spec.requestId, queryId: spec.queryId }, spec);
+    const { settlement } = charge;
     let ended = false;
     return {
       settlement,
@@ -155,26 +222,156 @@ export class Billing {
         ended = true;
       },
       abandon: async () => {
-        const refunded = ended || !settlement.chargedMicro ? 0 : await this.track(this.#writeRefund(chargeKey));
+        const refunded = ended || !settlement.chargedMicro ? 0 : await this.track(charge.refund());
         ended = true;
         return { chargedMicro: 0, balanceMicro: settlement.balanceMicro + refunded };
       },
     };
   }
 
-  async #chargeOnce(payer: Payer, chargeKey: string, spec: ChargeSpec): Promise<Settlement> {
-    const result = await this.#ledger.charge({
-      accountId: payer.accountId,
-      amountMicro: spec.costMicro,
-      idempotencyKey: chargeKey,
-      breakdown: spec.breakdown,
-      requestId: spec.requestId,
-      queryId: spec.queryId,
-    });
+  /**
+   * Spends a lookup from the wallet. While the wallet's store fails (Redis down), the lookup is
+   * charged in the ledger directly, as before leases: slower, never free.
+   */
+  async #chargeLookup(payer: Payer, record: ChargeRecord, spec: ChargeSpec): Promise<{ settlement: Settlement; refund(): Promise<number> }> {
+    if (!record.amountMicro) return { settlement: { chargedMicro: 0, balanceMicro: await this.balance(payer.accountId) }, refund: async () => 0 };
+    try {
+      return { settlement: await this.#spend(payer, record, spec), refund: () => this.#unspend(payer.accountId, record.key) };
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      this.#logger?.warn({ err: error }, 'credit wallet unavailable: the lookup is charged in the ledger directly');
+      return { settlement: await this.#chargeDirect(payer, record, spec), refund: () => this.#writeRefund(record.key) };
+    }
+  }
+
+  async #chargeDirect(payer: Payer, record: ChargeRecord, spec: ChargeSpec): Promise<Settlement> {
+    const result = await this.#ledger.charge({ ...record, accountId: payer.accountId, idempotencyKey: record.key });
     this.#rememberPositive(payer.accountId, result.balanceMicro);
-    if (!result.ok) throw insufficientCredit(result.balanceMicro, spec.costMicro);
+    if (!result.ok) throw insufficientCredit(result.balanceMicro, record.amountMicro);
     this.#counted(payer, spec, result.chargedMicro);
     return { chargedMicro: result.chargedMicro, balanceMicro: result.balanceMicro };
+  }
+
+  /** One script call when the wallet covers the cost; otherwise a lease from PostgreSQL first. */
+  async #spend(payer: Payer, record: ChargeRecord, spec: ChargeSpec): Promise<Settlement> {
+    for (let attempt = 0; attempt < SPEND_ATTEMPTS; attempt++) {
+      const spent = await this.#wallet.spend(payer.accountId, record);
+      if (spent.ok) {
+        const buckets = spent.bucketsMicro ?? (await this.refreshBuckets(payer.accountId));
+        const charged = spent.duplicate ? 0 : record.amountMicro;
+        this.#counted(payer, spec, charged);
+        this.#rememberPositive(payer.accountId, buckets + spent.unspentMicro);
+        this.#refillEarly(payer.accountId, spent.unspentMicro, record.amountMicro);
+        return { chargedMicro: charged, balanceMicro: buckets + spent.unspentMicro };
+      }
+      // A closed wallet's lease is being settled (or its settler died): finish that first.
+      if (spent.closedLeaseId) await this.settleLease(payer.accountId, spent.closedLeaseId);
+      const inFlight = this.#taking.get(payer.accountId);
+      // Another request of this pod is taking a lease: spend from it, or take one for this cost after it.
+      if (inFlight) await inFlight.catch(() => undefined);
+      else await this.#takeLease(payer.accountId, record.amountMicro);
+    }
+    throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
+  }
+
+  /** Extends the lease in the background when a quarter of the last slice is left, so requests rarely wait for PostgreSQL. */
+  #refillEarly(accountId: string, unspentMicro: number, costMicro: number): void {
+    const last = this.#lastLease.get(accountId);
+    if (!last || unspentMicro >= last.micro / 4 || this.#taking.has(accountId)) return;
+    // A 402 here only means the balance is nearly spent: no more early takes (the next request that
+    // can't be covered takes its own, and gets the 402).
+    const refused = (error: unknown) => {
+      if (!(error instanceof ApiError)) throw error;
+      this.#lastLease.delete(accountId);
+    };
+    void this.track(this.#takeLease(accountId, costMicro).catch(refused)).catch(() => undefined);
+  }
+
+  /** One lease take per account at a time in this pod. */
+  #takeLease(accountId: string, costMicro: number): Promise<void> {
+    const taking = this.#takeLeaseNow(accountId, costMicro).finally(() => this.#taking.delete(accountId));
+    this.#taking.set(accountId, taking);
+    return taking;
+  }
+
+  /** Moves a slice of the balance into the account's lease and its wallet; 402 when even `costMicro` is not there. */
+  async #takeLeaseNow(accountId: string, costMicro: number): Promise<void> {
+    const now = this.#now();
+    const last = this.#lastLease.get(accountId);
+    // At least a second between takes in the estimate: a lease grows at most tenfold per take.
+    const spendPerSecondMicro = last ? (1_000 * last.micro) / Math.max(1_000, now - last.at) : 0;
+    const taken = await this.#leases.take(accountId, (balanceMicro) => leaseSize({ costMicro, spendPerSecondMicro, balanceMicro }), costMicro);
+    if (!taken.ok) {
+      await this.#wallet.storeBuckets(accountId, taken.buckets);
+      throw insufficientCredit(taken.buckets.micro + (await this.#wallet.unspent(accountId)), costMicro);
+    }
+    await this.#wallet.fund(accountId, taken.leaseId, taken.addedMicro, taken.buckets);
+    if (this.#lastLease.size >= 10_000) this.#lastLease.clear();
+    this.#lastLease.set(accountId, { micro: taken.addedMicro, at: now });
+  }
+
+  /**
+   * Refunds a lookup whose response never went out: from the pending log when it is still there,
+   * else in the ledger. While another pod flushes the account, the record may be on its way to the
+   * ledger, so it waits for that flush to end.
+   */
+  async #unspend(accountId: string, chargeKey: string): Promise<number> {
+    for (let attempt = 0; attempt < FLUSH_WAIT_ATTEMPTS; attempt++) {
+      const result = await this.#wallet.unspend(accountId, chargeKey);
+      if (typeof result === 'number') {
+        this.#metrics?.refunds.inc();
+        return result;
+      }
+      if (result === 'written') return this.#refundLeaseCharge(chargeKey);
+      await sleep(WAIT_FOR_REFUND_MS);
+    }
+    // The flusher's pod died holding the lock: the charge stands, as when a lookup's own pod dies (rule 2).
+    return 0;
+  }
+
+  /** Refunds a lookup's charge that reached the ledger (an operator's refund, or a broken response's); once. */
+  refundLookup(chargeKey: string): Promise<number> {
+    return this.#refundLeaseCharge(chargeKey);
+  }
+
+  /** Settles the account's open lease now, if it has one (an operator's balance change, a test). */
+  async settleOpenLease(accountId: string): Promise<void> {
+    const leaseId = await this.#leases.open(accountId);
+    if (leaseId) await this.settleLease(accountId, leaseId);
+  }
+
+  async #refundLeaseCharge(chargeKey: string): Promise<number> {
+    const refund = await this.#leases.refund(chargeKey);
+    if (!refund?.refundedMicro) return 0;
+    this.#metrics?.refunds.inc();
+    if (refund.leaseOpen) await this.#wallet.credit(refund.accountId, refund.leaseId, refund.refundedMicro);
+    await this.#wallet.storeBuckets(refund.accountId, refund.buckets);
+    return refund.refundedMicro;
+  }
+
+  /**
+   * Settles a lease (rule 7): closes its wallet so nothing more is spent on it, writes its pending
+   * lookups, then returns the unspent credit in one transaction. Any pod may settle any lease, any
+   * number of times.
+   */
+  async settleLease(accountId: string, leaseId: string): Promise<void> {
+    await this.#wallet.close(accountId, leaseId);
+    await this.#flushAccount(accountId, FLUSH_WAIT_ATTEMPTS);
+    const settled = await this.#leases.settle(leaseId);
+    if (settled) await this.#wallet.storeBuckets(accountId, settled.buckets);
+  }
+
+  /** Writes every account's pending lookups to the ledger (an account another pod is flushing is skipped). */
+  async flush(): Promise<void> {
+    for (const accountId of await this.#wallet.pendingAccounts()) await this.#flushAccount(accountId, 1);
+  }
+
+  async #flushAccount(accountId: string, attempts: number): Promise<void> {
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      if (await this.#wallet.flush(accountId, (records) => this.#leases.writeCharges(records))) return;
+      if (attempt + 1 < attempts) await sleep(WAIT_FOR_REFUND_MS);
+    }
+    if (attempts > 1) throw new Error(`the flush lock of account ${accountId} stayed taken`);
   }
 
   /**
@@ -206,22 +403,30 @@ export class Billing {
 
   async #chargeWindow(payer: Payer, key: string, options: WindowOptions): Promise<Settlement> {
     const undo = options.costMicro > 0 ? await options.beforeCharge?.() : undefined;
-    const result = await this.#ledger
-      .charge({ accountId: payer.accountId, amountMicro: options.costMicro, idempotencyKey: key, breakdown: options.breakdown, requestId: options.requestId, queryId: options.queryId })
-      .catch(async (error: unknown) => {
-        await undo?.();
-        throw error;
-      });
-    this.#rememberPositive(payer.accountId, result.balanceMicro);
+    const result = await this.#chargeLedger(payer.accountId, key, options).catch(async (error: unknown) => {
+      await undo?.();
+      throw error;
+    });
+    const balanceMicro = await this.balance(payer.accountId);
+    this.#rememberPositive(payer.accountId, balanceMicro);
     if (!result.ok) {
       await undo?.();
-      throw insufficientCredit(result.balanceMicro, options.costMicro);
+      throw insufficientCredit(balanceMicro, options.costMicro);
     }
     // A concurrent request inserted the same key first: that response reports the charge (rule 3).
     const charged = result.duplicate ? 0 : result.chargedMicro;
     if (result.duplicate) await undo?.();
     this.#counted(payer, options, charged);
-    return { chargedMicro: charged, balanceMicro: result.balanceMicro };
+    return { chargedMicro: charged, balanceMicro };
+  }
+
+  /** A window's charge on the buckets; when they are short while a lease holds credit, the lease is settled and the charge tried again. */
+  async #chargeLedger(accountId: string, key: string, spec: ChargeSpec): Promise<ChargeResult> {
+    const request = { accountId, amountMicro: spec.costMicro, idempotencyKey: key, breakdown: spec.breakdown, requestId: spec.requestId, queryId: spec.queryId };
+    const first = await this.#ledger.charge(request);
+    if (first.ok || !(await this.#leases.open(accountId))) return first;
+    await this.settleOpenLease(accountId);
+    return this.#ledger.charge(request);
   }
 
   async #freeRead(payer: Payer, key: string): Promise<Delivery> {
@@ -271,20 +476,32 @@ export class Billing {
 
   async #writeRefund(chargeKey: string): Promise<number> {
     const refunded = await this.#ledger.refund(chargeKey);
-    if (refunded) this.#metrics?.refunds.inc();
+    if (refunded) {
+      this.#metrics?.refunds.inc();
+      await this.refreshBuckets(accountOfChargeKey(chargeKey));
+    }
     return refunded;
   }
 
-  /** Refunds the charges whose deliveries all died with their pod (rule 2); run by every pod. */
+  /**
+   * Refunds the charges whose deliveries all died with their pod (rule 2) and settles the leases
+   * past their expiry (rule 7), whichever pod took them; run by every pod. Returns the refunds.
+   */
   async reconcile(): Promise<number> {
     const reaped = await this.#deliveries.reap(this.#now());
     for (const chargeKey of reaped) await this.#refund(chargeKey);
+    for (const lease of await this.#leases.expired()) await this.settleLease(lease.accountId, lease.leaseId);
     return reaped.length;
   }
 
+  /** The reconciler every `intervalMs`, and the flush of pending lookups every 250 ms. */
   startReconciler(intervalMs: number): void {
-    this.#reconciler = setInterval(() => void this.track(this.reconcile()), intervalMs);
+    // `track` logs a failure; the next turn tries again.
+    const quietly = (work: () => Promise<unknown>) => () => void this.track(work()).catch(() => undefined);
+    this.#reconciler = setInterval(quietly(() => this.reconcile()), intervalMs);
     this.#reconciler.unref();
+    this.#flusher = setInterval(quietly(() => this.flush()), FLUSH_INTERVAL_MS);
+    this.#flusher.unref();
   }
 
   /** Keeps a billing write alive past its response, so SIGTERM can wait for it. */
@@ -306,13 +523,18 @@ export class Billing {
    * Graceful shutdown, after the server closed its connections: waits for the cut responses to end
    * their deliveries (a socket's close event comes a few loop turns later), abandons any still open
    * after `waitMs` (their connections are gone, so nothing was delivered), and waits for every
-   * refund and completion to be written.
+   * refund and completion to be written. Then writes the pending lookups, and settles the leases
+   * of a wallet that lives in this process (a Redis wallet's leases stay for the other pods).
    */
   async drain(waitMs = 2_000): Promise<void> {
     clearInterval(this.#reconciler);
+    clearInterval(this.#flusher);
     for (const until = Date.now() + waitMs; this.#open.size && Date.now() < until; ) await sleep(10);
     await Promise.allSettled([...this.#open].map((delivery) => delivery.abandon()));
     while (this.#pending.size) await Promise.all([...this.#pending]);
+    // Without Redis, what stays pending is flushed by the next pod (the lock and the log are in Redis).
+    await this.#orWhileWalletFails(this.flush(), undefined);
+    if (this.#wallet.local) for (const lease of await this.#wallet.openLeases()) await this.settleLease(lease.accountId, lease.leaseId);
   }
 
   #counted(payer: Payer, spec: ChargeSpec, chargedMicro: number): void {

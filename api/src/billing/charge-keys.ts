@@ -35,6 +35,11 @@ export function windowChargeKey(base: string, n: number): string {
   return `${base}#${n}`;
 }
 
+/** The account a charge key names (every key is `<kind>:<account>:…`). */
+export function accountOfChargeKey(chargeKey: string): string {
+  return chargeKey.split(':')[1] ?? '';
+}
+
 export function refundKey(chargeKey: string): string {
   return `refund:${chargeKey}`;
 }

@@ -12,6 +12,7 @@
  * idempotency key makes a retry a no-op. The CHECK constraints make a negative balance impossible
  * even if this code were wrong.
  */
+import type { Knex } from 'knex';
 import type { Db } from '../db/index.ts';
 import { type AccountRow, type AccountStore, AccountNotFound, accountFromRow } from '../accounts/store.ts';
 import { periodOf, splitCharge } from '../money.ts';
@@ -73,20 +74,23 @@ WITH cur AS (
 ${APPLY_LEDGER_ROW}`;
 
 // A refund returns each part to the bucket it came from; a grant part from an earlier month
-// goes to the top-off, because that month's grant has been reset since.
+// goes to the top-off, because that month's grant has been reset since. A lookup spent under a
+// credit lease has no parts (the lease took the money): its refund row carries the lease and
+// moves no bucket, and the lease returns the amount (`leases.ts`).
 const REFUND_SQL = `
 WITH ch AS (
-  SELECT account_id, grant_micro, topoff_micro, period, query_id FROM ledger WHERE idempotency_key = ? AND kind = 'charge'
+  SELECT account_id, amount_micro, grant_micro, topoff_micro, period, query_id, lease_id FROM ledger
+  WHERE idempotency_key = ? AND kind = 'charge' AND (lease_id IS NOT NULL) = ?::boolean
 ), cur AS (
   SELECT a.id, ${grantSql('a.')} AS g,
     a.topoff_micro AS t
   FROM accounts a JOIN ch ON a.id = ch.account_id FOR UPDATE OF a
 ), ins AS (
-  INSERT INTO ledger (account_id, idempotency_key, kind, amount_micro, grant_micro, topoff_micro, period, request_id, query_id)
-  SELECT ch.account_id, ?, 'refund', -(ch.grant_micro + ch.topoff_micro),
+  INSERT INTO ledger (account_id, idempotency_key, kind, amount_micro, grant_micro, topoff_micro, period, request_id, query_id, lease_id)
+  SELECT ch.account_id, ?, 'refund', -ch.amount_micro,
     CASE WHEN ch.period = ? THEN -ch.grant_micro ELSE 0 END,
     CASE WHEN ch.period = ? THEN -ch.topoff_micro ELSE -(ch.grant_micro + ch.topoff_micro) END,
-    ?, ?, ch.query_id
+    ?, ?, ch.query_id, ch.lease_id
   FROM ch
   ON CONFLICT (idempotency_key) DO NOTHING
   RETURNING account_id, grant_micro, topoff_micro
@@ -268,21 +272,21 @@ export class Ledger {
     });
   }
 
-  /** Refunds the charge made under `chargeKey`, once; returns the micro-USD returned (0 if none). */
+  /**
+   * Refunds the charge made under `chargeKey`, once; returns the micro-USD returned (0 if none).
+   * A lookup spent under a credit lease is refunded through its lease (`LeaseBook.refund`) instead.
+   */
   async refund(chargeKey: string, requestId?: string): Promise<number> {
-    const period = periodOf(this.#now());
-    const result = await this.#db.raw<{ rows: unknown[] }>(REFUND_SQL, [
-      chargeKey,
-      ...grantBindings(period),
-      refundKey(chargeKey),
-      period,
-      period,
-      period,
-      requestId ?? null,
-      period,
-    ]);
+    const [sql, bindings] = refundStatement(chargeKey, periodOf(this.#now()), { underLease: false, requestId });
+    const result = await this.#db.raw<{ rows: unknown[] }>(sql, bindings);
     if (!result.rows.length) return 0;
     const row = await this.#db('ledger').where({ idempotency_key: refundKey(chargeKey) }).first('amount_micro');
     return -Number(row?.amount_micro ?? 0);
   }
+}
+
+/** The refund of the charge under `chargeKey`, as one statement (run alone or inside a lease's transaction). */
+export function refundStatement(chargeKey: string, period: string, options: { underLease: boolean; requestId?: string }): [string, Knex.RawBinding[]] {
+  const requestId = options.requestId;
+  return [REFUND_SQL, [chargeKey, options.underLease, ...grantBindings(period), refundKey(chargeKey), period, period, period, requestId ?? null, period]];
 }

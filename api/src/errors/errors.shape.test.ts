@@ -72,7 +72,7 @@ describe('error shapes', () => {
       message: expect.any(String),
       credits: { remaining_usd: 0.05, request_cost_usd: 0.06 },
     });
-    expect(await api.services.accounts.balance(accountId)).toBe(50_000);
+    expect(await api.services.billing.balance(accountId)).toBe(50_000);
     await api.close();
   });
 
@@ -181,7 +181,7 @@ describe('error shapes', () => {
     });
     expect(JSON.stringify(body)).not.toContain('secret');
     // Errors are never billed.
-    expect(await api.services.accounts.balance(accountId)).toBe(5_000_000);
+    expect(await api.services.billing.balance(accountId)).toBe(5_000_000);
     await api.close();
   });
 });

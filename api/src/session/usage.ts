@@ -1,13 +1,17 @@
 /**
  * The usage and credit page's figures (DECISIONS §3, §4): balance and its buckets, the next monthly
  * reset, today's daily-cap counts, the ledger (newest first, paged) and this month's spend per day
- * per source. Read-only queries on the `ledger` table that the metering code writes.
+ * per source. Read-only queries on the `ledger` table that the metering code writes; only its
+ * charges and refunds are the caller's spending (a credit lease and its return only move credit
+ * between the buckets and the lease, see billing/leases.ts).
  */
 import type { Db } from '../db/index.ts';
 import { dailyCapRemaining } from '../middleware/daily-cap/index.ts';
 import type { Services } from '../services.ts';
 
 export const LEDGER_PAGE_SIZE = 20;
+/** The ledger rows that are the caller's spending. */
+const SPENDING = ['charge', 'refund'];
 
 export interface UsageSummary {
   tier: string;
@@ -32,15 +36,16 @@ export function nextMonthlyReset(now: Date): string {
 }
 
 export async function usageSummary(services: Services, accountId: string, now = new Date()): Promise<UsageSummary> {
-  const { accounts, guards, limits } = services;
+  const { accounts, billing, guards, limits } = services;
   const account = await accounts.mustGet(accountId);
+  const leased = await billing.leasedCredit(accountId);
   const exportLeft = await dailyCapRemaining(guards.exportCapOptions, accountId);
   const sheetLeft = await dailyCapRemaining(guards.sheetCapOptions, accountId);
   return {
     tier: account.tier,
-    balance_micro: account.grantMicro + account.topoffMicro,
-    grant_micro: account.grantMicro,
-    topoff_micro: account.topoffMicro,
+    balance_micro: account.grantMicro + account.topoffMicro + leased.grantMicro + leased.topoffMicro,
+    grant_micro: account.grantMicro + leased.grantMicro,
+    topoff_micro: account.topoffMicro + leased.topoffMicro,
     next_reset: nextMonthlyReset(now),
     today: {
       export_sql: { used: limits.exportDaily - exportLeft, limit: limits.exportDaily },
@@ -53,6 +58,7 @@ export async function usageSummary(services: Services, accountId: string, now = 
 export async function ledgerPage(db: Db, accountId: string, page: number): Promise<{ entries: LedgerEntry[]; page: number; has_more: boolean }> {
   const rows = await db('ledger')
     .where({ account_id: accountId })
+    .whereIn('kind', SPENDING)
     .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
     .offset(page * LEDGER_PAGE_SIZE)
     .limit(LEDGER_PAGE_SIZE + 1)
@@ -78,6 +84,7 @@ async function spendByDay(db: Db, accountId: string, now: Date): Promise<UsageSu
   const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
   const rows = await db('ledger')
     .where({ account_id: accountId })
+    .whereIn('kind', SPENDING)
     .andWhere('created_at', '>=', monthStart)
     .select('kind', 'idempotency_key', 'amount_micro', 'breakdown', 'created_at');
   const refundedKeys = rows.filter((r) => r.kind === 'refund').map((r) => String(r.idempotency_key).replace(/^refund:/, ''));

@@ -58,7 +58,7 @@ export function describeMeteredRoute(getCtx: () => TestContext, spec: MeteredRou
         const body = (await res.json()) as { credits: { remaining_usd: number; request_cost_usd: number } };
         expect(body.credits.remaining_usd).toBe(0.01);
         expect(body.credits.request_cost_usd).toBeGreaterThan(0.01);
-        expect(await api.services.accounts.balance(accountId)).toBe(10_000);
+        expect(await api.services.billing.balance(accountId)).toBe(10_000);
         await api.close();
       });
     }

@@ -47,7 +47,7 @@ describe('live lookups: 200 with the recorded data, billed per row', () => {
       expect(body.data.results[0]).toMatchObject(c.first);
       expect(body.data.stale).toBeUndefined();
       expect(res.headers.get('x-credit-cost')).toBe(cost(body.data.results.length, c.perRow));
-      expect(await api.services.accounts.balance(accountId)).toBe(5_000_000 - body.data.results.length * c.perRow);
+      expect(await api.services.billing.balance(accountId)).toBe(5_000_000 - body.data.results.length * c.perRow);
       expect(res.headers.get('x-credits-remaining')).toBe(String((5_000_000 - body.data.results.length * c.perRow) / 1e6));
       await api.close();
     });

@@ -63,7 +63,7 @@ describe('POST /mcp with the SDK client', () => {
     expect(data.source).toBe('wiki');
     expect(data.results).toHaveLength(3);
     expect(data.results[0]!.title).toBe('Counter-Strike');
-    expect(await api.services.accounts.balance(accountId)).toBe(5_000_000 - 3 * 25_000);
+    expect(await api.services.billing.balance(accountId)).toBe(5_000_000 - 3 * 25_000);
     await client.close();
     await api.close();
   });
@@ -87,7 +87,7 @@ describe('POST /mcp with the SDK client', () => {
     const poor = await call(client, 'search_service', { source: 'wiki', query: 'counter strike', limit: 10 });
     expect(poor.isError).toBe(true);
     expect(text(poor)).toMatch(/^Insufficient credit/);
-    expect(await api.services.accounts.balance(accountId)).toBe(10_000);
+    expect(await api.services.billing.balance(accountId)).toBe(10_000);
     await client.close();
     await api.close();
   });

@@ -21,10 +21,10 @@ describe('MCP run_sql', () => {
     const body = JSON.parse(first.content[0]!.text) as { row_count: number; rows: { text_id: number }[]; columns: unknown[]; truncated: boolean; sql_executed: string };
     expect(body).toMatchObject({ row_count: 3, truncated: false });
     expect(body.rows.map((r) => r.text_id)).toEqual([1, 2, 3]);
-    expect(await api.services.accounts.balance(accountId)).toBe(5_000_000 - 3 * 5_000);
+    expect(await api.services.billing.balance(accountId)).toBe(5_000_000 - 3 * 5_000);
     // The same query in the window is a free re-read.
     await client.callTool({ name: 'run_sql', arguments: { sql } });
-    expect(await api.services.accounts.balance(accountId)).toBe(5_000_000 - 3 * 5_000);
+    expect(await api.services.billing.balance(accountId)).toBe(5_000_000 - 3 * 5_000);
     await client.close();
     await api.close();
   });
@@ -41,7 +41,7 @@ describe('MCP run_sql', () => {
     expect(failed.isError).toBe(true);
     expect(failed.content[0]!.text).toMatch(/^Query failed: .*no_such_column/);
     expect(failed.content[0]!.text).not.toMatch(/Query failed: Query failed/);
-    expect(await api.services.accounts.balance(accountId)).toBe(5_000_000);
+    expect(await api.services.billing.balance(accountId)).toBe(5_000_000);
     await client.close();
     await api.close();
   });

@@ -12,13 +12,13 @@ import { type UsageResponse, usageResponse } from './schema.ts';
  * The credit balance goes in X-Credits-Remaining, not the body.
  */
 export function usageHandler(services: Services): RequestHandler {
-  const { counters, limits, accounts, guards } = services;
+  const { counters, limits, billing, guards } = services;
   return async function getUsage(req, res) {
     const caller = callerOf(req);
     let body: UsageResponse;
     if (caller.kind === 'account') {
       const remaining = await dailyCapRemaining(guards.exportCapOptions, caller.accountId);
-      res.setHeader('X-Credits-Remaining', formatUsd(await accounts.balance(caller.accountId)));
+      res.setHeader('X-Credits-Remaining', formatUsd(await billing.balance(caller.accountId)));
       body = { account_state: 'authenticated', usage: { requests_remaining: remaining, request_limit: limits.exportDaily } };
     } else {
       const current = await counters.anonymous.get(caller.ip);

@@ -1,0 +1,274 @@
+/**
+ * Credit leases in PostgreSQL, the source of truth (issue 11 "Off the hot path"; rules in
+ * billing.ts's header). A lease moves a slice of an account's balance out of its buckets, grant
+ * first then top-off exactly as a charge does, so lookups can spend it in a wallet (`wallet.ts`)
+ * without a transaction each. The ledger shows the slice as a `lease` row; the lookups spent under
+ * it arrive later as ordinary `charge` rows with `lease_id` set, which leave the buckets alone.
+ *
+ * Settling a lease returns `amount − Σ charges under it + Σ refunds of them` to the buckets, as a
+ * `lease_return` row. It is a true-up, not a one-off: it returns what is owed minus what earlier
+ * returns gave back, so running it twice does nothing and a refund that arrives after the lease
+ * settled is returned by running it again. The unspent part goes back to the bucket it came from,
+ * the spending having used the grant part first; a grant part from an earlier month is dropped, as
+ * the monthly reset would have dropped it had it stayed in the bucket.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { type AccountRow, AccountNotFound, accountFromRow } from '../accounts/store.ts';
+import type { Db } from '../db/index.ts';
+import { periodOf, splitCharge } from '../money.ts';
+import { refundKey } from './charge-keys.ts';
+import { refundStatement } from './ledger.ts';
+import type { Buckets, PendingCharge } from './wallet.ts';
+
+/** How long a lease lives before the reconciler settles it. */
+export const LEASE_TTL_MS = 30_000;
+/** A lease covers about this many seconds of the account's recent spending ... */
+const LEASE_SECONDS = 10;
+/** ... and at least this many requests of the current price ... */
+const LEASE_MIN_REQUESTS = 20;
+/** ... and at most this part of the balance, unless the balance is small enough to take whole. */
+const LEASE_MAX_SHARE = 0.5;
+
+/**
+ * How much a new lease (or an extension) takes: about ten seconds of the account's recent spend and
+ * at least twenty requests' worth, but at most half the balance; a balance under two minimum
+ * slices (forty requests) is taken whole, so a small account is not sent back to PostgreSQL every
+ * few requests. Never more than the balance (the lease's transaction caps it too).
+ */
+export function leaseSize(input: { costMicro: number; spendPerSecondMicro: number; balanceMicro: number }): number {
+  const least = input.costMicro * LEASE_MIN_REQUESTS;
+  if (input.balanceMicro <= 2 * least) return input.balanceMicro;
+  const wanted = Math.max(least, Math.round(input.spendPerSecondMicro * LEASE_SECONDS));
+  return Math.min(wanted, Math.floor(input.balanceMicro * LEASE_MAX_SHARE));
+}
+
+export type TakeResult =
+  | { readonly ok: true; readonly leaseId: string; readonly addedMicro: number; readonly buckets: Buckets }
+  | { readonly ok: false; readonly buckets: Buckets };
+
+export interface LeaseRefund {
+  readonly refundedMicro: number;
+  readonly accountId: string;
+  readonly leaseId: string;
+  /** The lease was still open: the amount belongs in its wallet now. */
+  readonly leaseOpen: boolean;
+  readonly buckets: Buckets;
+}
+
+interface LeaseRow {
+  id: string;
+  account_id: string;
+  amount_micro: string;
+  grant_micro: string;
+  topoff_micro: string;
+  parts: number;
+  period: string;
+  settled_at: Date | null;
+}
+
+type Trx = Knex.Transaction;
+
+export class LeaseBook {
+  readonly #db: Db;
+  readonly #now: () => number;
+
+  constructor(db: Db, now: () => number = Date.now) {
+    this.#db = db;
+    this.#now = now;
+  }
+
+  /** The account's buckets (grant + top-off, monthly reset applied) and their version. */
+  async buckets(accountId: string): Promise<Buckets> {
+    const row = await this.#db<AccountRow>('accounts').where({ id: accountId }).first();
+    if (!row) throw new AccountNotFound(accountId);
+    return this.#bucketsOf(row);
+  }
+
+  /**
+   * Moves `size(balance)` of the balance into the account's open lease (a new one when none is
+   * open); refuses when the balance is below `minMicro`.
+   */
+  async take(accountId: string, size: (balanceMicro: number) => number, minMicro: number): Promise<TakeResult> {
+    return this.#db.transaction(async (trx) => {
+      const account = await this.#lockAccount(trx, accountId);
+      const { grantMicro, topoffMicro } = accountFromRow(account, this.#date());
+      const amount = Math.min(size(grantMicro + topoffMicro), grantMicro + topoffMicro);
+      if (amount < minMicro || amount <= 0) return { ok: false, buckets: this.#bucketsOf(account) };
+      const lease = (await this.#openLease(trx, accountId)) ?? (await this.#newLease(trx, accountId));
+      const split = splitCharge(grantMicro, topoffMicro, amount)!;
+      const period = periodOf(this.#date());
+      await trx('ledger').insert({
+        account_id: accountId,
+        idempotency_key: `lease:${accountId}:${lease.id}#${lease.parts}`,
+        kind: 'lease',
+        amount_micro: amount,
+        grant_micro: split.fromGrant,
+        topoff_micro: split.fromTopoff,
+        period,
+        lease_id: lease.id,
+      });
+      await trx('credit_leases')
+        .where({ id: lease.id })
+        .update({
+          amount_micro: trx.raw('amount_micro + ?', [amount]),
+          grant_micro: trx.raw('grant_micro + ?', [split.fromGrant]),
+          topoff_micro: trx.raw('topoff_micro + ?', [split.fromTopoff]),
+          parts: lease.parts + 1,
+        });
+      const buckets = await this.#setBuckets(trx, accountId, grantMicro - split.fromGrant, topoffMicro - split.fromTopoff, period);
+      return { ok: true, leaseId: lease.id, addedMicro: amount, buckets };
+    });
+  }
+
+  /** Writes flushed lookups as `charge` rows under their leases; a key already written is skipped. */
+  async writeCharges(records: readonly PendingCharge[]): Promise<void> {
+    const period = periodOf(this.#date());
+    const rows = records.map((r) => ({
+      account_id: r.accountId,
+      idempotency_key: r.key,
+      kind: 'charge',
+      amount_micro: r.amountMicro,
+      grant_micro: 0,
+      topoff_micro: 0,
+      period,
+      breakdown: JSON.stringify(r.breakdown ?? []),
+      request_id: r.requestId ?? null,
+      query_id: r.queryId ?? null,
+      lease_id: r.leaseId,
+    }));
+    for (let i = 0; i < rows.length; i += 1_000) {
+      await this.#db('ledger')
+        .insert(rows.slice(i, i + 1_000))
+        .onConflict('idempotency_key')
+        .ignore();
+    }
+  }
+
+  /**
+   * Settles a lease: returns what it did not spend and marks it settled. The caller closed its
+   * wallet and flushed its charges first. Idempotent; undefined for an unknown lease.
+   */
+  async settle(leaseId: string): Promise<{ accountId: string; buckets: Buckets } | undefined> {
+    return this.#db.transaction(async (trx) => {
+      const found = await trx<LeaseRow>('credit_leases').where({ id: leaseId }).first('account_id');
+      if (!found) return undefined;
+      const account = await this.#lockAccount(trx, found.account_id);
+      const lease = (await trx<LeaseRow>('credit_leases').where({ id: leaseId }).forUpdate().first())!;
+      if (!lease.settled_at) await trx('credit_leases').where({ id: leaseId }).update({ settled_at: trx.fn.now() });
+      return { accountId: lease.account_id, buckets: await this.#trueUp(trx, lease, account) };
+    });
+  }
+
+  /**
+   * Refunds a flushed lookup charge that was spent under a lease: the refund row carries the lease,
+   * and leaves the buckets alone while the lease is open (its wallet takes the amount back); after
+   * the lease settled, the true-up returns it to the buckets in the same transaction.
+   */
+  async refund(chargeKey: string): Promise<LeaseRefund | undefined> {
+    return this.#db.transaction(async (trx) => {
+      const charge = await trx('ledger').where({ idempotency_key: chargeKey, kind: 'charge' }).first('account_id', 'lease_id');
+      if (!charge?.lease_id) return undefined;
+      await this.#lockAccount(trx, charge.account_id as string);
+      const lease = (await trx<LeaseRow>('credit_leases').where({ id: charge.lease_id as string }).forUpdate().first())!;
+      const [sql, bindings] = refundStatement(chargeKey, periodOf(this.#date()), { underLease: true });
+      const inserted = (await trx.raw<{ rows: unknown[] }>(sql, bindings)).rows.length > 0;
+      const row = await trx('ledger').where({ idempotency_key: refundKey(chargeKey) }).first('amount_micro');
+      const refundedMicro = inserted ? -Number(row?.amount_micro ?? 0) : 0;
+      // The statement touched the account row (its monthly reset, its version): read it again.
+      const account = await this.#lockAccount(trx, lease.account_id);
+      const buckets = lease.settled_at ? await this.#trueUp(trx, lease, account) : this.#bucketsOf(account);
+      return { refundedMicro, accountId: lease.account_id, leaseId: lease.id, leaseOpen: !lease.settled_at, buckets };
+    });
+  }
+
+  /** Open leases past their expiry, oldest first. */
+  async expired(limit = 100): Promise<{ leaseId: string; accountId: string }[]> {
+    const rows = await this.#db<LeaseRow>('credit_leases')
+      .whereNull('settled_at')
+      .andWhere('expires_at', '<', new Date(this.#now()))
+      .orderBy('expires_at')
+      .limit(limit)
+      .select('id', 'account_id');
+    return rows.map((r) => ({ leaseId: r.id, accountId: r.account_id }));
+  }
+
+  /** The account's open lease, if any. */
+  async open(accountId: string): Promise<string | undefined> {
+    return (await this.#db<LeaseRow>('credit_leases').where({ account_id: accountId }).whereNull('settled_at').first('id'))?.id;
+  }
+
+  /** What the account's open lease took from each bucket. */
+  async openParts(accountId: string): Promise<{ grantMicro: number; topoffMicro: number } | undefined> {
+    const row = await this.#db<LeaseRow>('credit_leases').where({ account_id: accountId }).whereNull('settled_at').first('grant_micro', 'topoff_micro');
+    return row && { grantMicro: Number(row.grant_micro), topoffMicro: Number(row.topoff_micro) };
+  }
+
+  /** Returns to the buckets what the lease owes them now, less what earlier returns gave back. */
+  async #trueUp(trx: Trx, lease: LeaseRow, account: AccountRow): Promise<Buckets> {
+    const sums = (await trx('ledger')
+      .where({ lease_id: lease.id })
+      .select(
+        trx.raw(`coalesce(sum(amount_micro) FILTER (WHERE kind IN ('charge', 'refund')), 0) AS spent`),
+        trx.raw(`coalesce(sum(grant_micro) FILTER (WHERE kind = 'lease_return'), 0) AS grant_back`),
+        trx.raw(`coalesce(sum(topoff_micro) FILTER (WHERE kind = 'lease_return'), 0) AS topoff_back`),
+        trx.raw(`count(*) FILTER (WHERE kind = 'lease_return') AS returns`),
+      )
+      .first()) as { spent: string; grant_back: string; topoff_back: string; returns: string };
+    const [leaseGrant, leaseTopoff, spent] = [Number(lease.grant_micro), Number(lease.topoff_micro), Number(sums.spent)];
+    const spentFromGrant = Math.min(leaseGrant, spent);
+    const owedGrant = leaseGrant - spentFromGrant;
+    const owedTopoff = Math.max(0, leaseTopoff - (spent - spentFromGrant));
+    // Return rows hold negative parts, like refunds.
+    const grantDue = owedGrant + Number(sums.grant_back);
+    const topoffDue = owedTopoff + Number(sums.topoff_back);
+    const current = accountFromRow(account, this.#date());
+    if (!grantDue && !topoffDue) return this.#bucketsOf(account);
+    const period = periodOf(this.#date());
+    await trx('ledger').insert({
+      account_id: lease.account_id,
+      idempotency_key: `lease-return:${lease.account_id}:${lease.id}#${sums.returns}`,
+      kind: 'lease_return',
+      amount_micro: -(grantDue + topoffDue),
+      grant_micro: -grantDue,
+      topoff_micro: -topoffDue,
+      period,
+      lease_id: lease.id,
+    });
+    const grantBack = lease.period === period ? grantDue : 0;
+    return this.#setBuckets(trx, lease.account_id, current.grantMicro + grantBack, current.topoffMicro + topoffDue, period);
+  }
+
+  async #lockAccount(trx: Trx, accountId: string): Promise<AccountRow> {
+    const row = await trx<AccountRow>('accounts').where({ id: accountId }).forUpdate().first();
+    if (!row) throw new AccountNotFound(accountId);
+    return row;
+  }
+
+  async #openLease(trx: Trx, accountId: string): Promise<LeaseRow | undefined> {
+    return trx<LeaseRow>('credit_leases').where({ account_id: accountId }).whereNull('settled_at').forUpdate().first();
+  }
+
+  async #newLease(trx: Trx, accountId: string): Promise<LeaseRow> {
+    const row = { id: randomUUID(), account_id: accountId, period: periodOf(this.#date()), expires_at: new Date(this.#now() + LEASE_TTL_MS) };
+    await trx('credit_leases').insert(row);
+    return { ...row, amount_micro: '0', grant_micro: '0', topoff_micro: '0', parts: 0, settled_at: null };
+  }
+
+  async #setBuckets(trx: Trx, accountId: string, grantMicro: number, topoffMicro: number, period: string): Promise<Buckets> {
+    const [row] = (await trx('accounts')
+      .where({ id: accountId })
+      .update({ grant_micro: grantMicro, topoff_micro: topoffMicro, period, updated_at: trx.fn.now() })
+      .returning(['balance_version'])) as { balance_version: string }[];
+    return { micro: grantMicro + topoffMicro, version: Number(row?.balance_version) };
+  }
+
+  #bucketsOf(row: AccountRow): Buckets {
+    const account = accountFromRow(row, this.#date());
+    return { micro: account.grantMicro + account.topoffMicro, version: Number(row.balance_version ?? 0) };
+  }
+
+  #date(): Date {
+    return new Date(this.#now());
+  }
+}
