@@ -66,11 +66,13 @@ function processUse(before: ProcessSample[], after: ProcessSample[]): ProcessUse
   return after.map((p) => ({ name: p.name, peakMb: p.peakMb, cpuS: p.cpuS - (cpuBefore.get(p.name) ?? 0) }));
 }
 
+/** Charges less refunds: credit leases and their returns move balance, they are not charges. */
 async function readLedger(databaseUrl: string): Promise<Ledger> {
   const rows = await onServer<{ account_id: string; net: string; charges: string; refunds: string }>(
     databaseUrl,
     `SELECT account_id, sum(amount_micro) AS net, count(*) FILTER (WHERE kind = 'charge') AS charges,
-            count(*) FILTER (WHERE kind = 'refund') AS refunds FROM ledger GROUP BY account_id`,
+            count(*) FILTER (WHERE kind = 'refund') AS refunds
+     FROM ledger WHERE kind IN ('charge', 'refund') GROUP BY account_id`,
   );
   const total = (field: 'net' | 'charges' | 'refunds') => rows.reduce((n, row) => n + Number(row[field]), 0);
   return {
