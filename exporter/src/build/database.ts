@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { checkCsvHeader, csvReadError, readCsvSql } from '../ingest/csv-sql.ts';
+import { readCsvSql, runCsvSql } from '../ingest/csv-sql.ts';
 import { InputError, type Row, type TableSpec } from '../ingest/table-spec.ts';
 
 export interface DuckDbLimits {
@@ -78,15 +78,14 @@ export async function loadTable(connection: DuckDBConnection, table: TableSpec, 
 
 /** A CSV that DuckDB reads itself, straight into the table: no rows in JavaScript. */
 async function loadCsvTable(connection: DuckDBConnection, table: TableSpec, csv: NonNullable<TableSpec['csv']>): Promise<number> {
-  await checkCsvHeader(csv.inputDir, csv.source);
-  try {
+  const names = Object.keys(table.columns).map(quoteIdent).join(', ');
+  const load = async () => {
     await connection.run(createTableSql(table));
-    const names = Object.keys(table.columns).map(quoteIdent).join(', ');
     await connection.run(`INSERT INTO ${quoteIdent(table.name)} (${names}) ${readCsvSql(csv.inputDir, csv.source)}`);
     await createIndexes(connection, table);
-  } catch (error) {
-    throw (await csvReadError(connection, csv.inputDir, csv.source, error)) ?? new TableLoadError(table.name, error);
-  }
+  };
+  // An error that is not the input's (a duplicate key) names the table.
+  await runCsvSql(connection, csv.inputDir, csv.source, load, (error) => new TableLoadError(table.name, error));
   return countRows(connection, table);
 }
 
