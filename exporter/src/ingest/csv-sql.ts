@@ -30,8 +30,6 @@ export interface CsvSql {
   readonly columns: Readonly<Record<string, string>>;
   /** Defaults to UTF-8; the Census county file is Latin-1. */
   readonly encoding?: 'utf-8' | 'latin-1';
-  /** Defaults to LF; the Census files end lines with CRLF. */
-  readonly newLine?: '\n' | '\r\n';
   /** Rules each record must pass, in the order they are reported. */
   readonly checks?: readonly CsvCheck[];
   /**
@@ -43,6 +41,8 @@ export interface CsvSql {
   readonly select: string;
   /** Joins after `FROM (typed layer) AS f`, e.g. `LEFT JOIN categories c ON c.id = f.food_category_id`. */
   readonly joins?: string;
+  /** `ORDER BY` list that restores the dump's order when joins shuffle it (a plain read keeps it). */
+  readonly order?: string;
 }
 
 export const sqlString = (text: string) => `'${text.replace(/'/g, "''")}'`;
@@ -66,12 +66,16 @@ function allChecks(csv: CsvSql): CsvCheck[] {
   return [...integers, ...(csv.checks ?? [])];
 }
 
-/** `read_csv(…)` of the file under `inputDir`: the text layer, non-text columns typed by DuckDB. */
+/**
+ * `read_csv(…)` of the file under `inputDir`: the text layer, non-text columns typed by DuckDB.
+ * No `new_line`: DuckDB then takes LF and CRLF (the Census files), and `'\r\n'` given explicitly
+ * reads no rows at all in DuckDB 1.5.
+ */
 function textLayer(inputDir: string, csv: CsvSql, ignoreErrors = false): string {
   const asRead = Object.entries(csv.columns).map(([name, type]) => `${sqlString(name)}: ${sqlString(isText(type) ? 'VARCHAR' : type)}`);
   const columns = Object.entries(csv.columns).map(([name, type]) => (isText(type) ? `coalesce(${ident(name)}, '') AS ${ident(name)}` : ident(name)));
   return `SELECT ${columns.join(', ')} FROM read_csv(${sqlString(join(inputDir, csv.file))},
-    auto_detect = false, header = true, delim = ',', quote = '"', escape = '"', new_line = ${csv.newLine === '\r\n' ? "'\\r\\n'" : "'\\n'"},
+    auto_detect = false, header = true, delim = ',', quote = '"', escape = '"',
     strict_mode = true, null_padding = false, ignore_errors = ${ignoreErrors}, encoding = ${sqlString(csv.encoding ?? 'utf-8')},
     columns = {${asRead.join(', ')}})`;
 }
@@ -95,7 +99,8 @@ function withLookups(inputDir: string, csv: CsvSql): string {
 
 /** `SELECT …` of the table's rows from the file under `inputDir` (and its lookups). */
 export function readCsvSql(inputDir: string, csv: CsvSql): string {
-  return `${withLookups(inputDir, csv)}SELECT ${csv.select} FROM (${typedLayer(inputDir, csv)}) AS f ${csv.joins ?? ''}`;
+  const order = csv.order ? ` ORDER BY ${csv.order}` : '';
+  return `${withLookups(inputDir, csv)}SELECT ${csv.select} FROM (${typedLayer(inputDir, csv)}) AS f ${csv.joins ?? ''}${order}`;
 }
 
 /** Every file a read of `csv` opens: the file itself and its lookups'. */

@@ -23,6 +23,8 @@ const FOOD_CSV: CsvSql = {
   }],
   select: 'f.fdc_id, f.data_type, f.description, f.food_category_id, c.description AS category, l.ndb_number, f.publication_date',
   joins: 'LEFT JOIN categories c ON c.id = f.food_category_id LEFT JOIN legacy l ON l.fdc_id = f.fdc_id',
+  // FoodData Central lists foods by fdc_id.
+  order: 'f.fdc_id',
 };
 
 /** The file's columns in order, typed as the table declares them; empty fields are NULL. */
