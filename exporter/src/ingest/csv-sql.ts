@@ -10,7 +10,7 @@
  * first broken one, and casts. A failure is located afterwards, by a second pass over the file that
  * finds the first record breaking the rule and counts the physical line it starts on.
  */
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance, DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
 import { InputError, type Row } from './table-spec.ts';
@@ -201,6 +201,22 @@ export async function runCsvSql<T>(
     return await run();
   } catch (error) {
     throw (await csvReadError(connection, inputDir, csv, error)) ?? otherwise(error);
+  }
+}
+
+/** About how many records the file holds: its size over the bytes per line of its first megabyte. */
+export async function estimateRows(inputDir: string, csv: CsvSql): Promise<number | undefined> {
+  const path = join(inputDir, csv.file);
+  const handle = await open(path).catch(() => undefined);
+  if (!handle) return undefined;
+  try {
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(1 << 20), 0, 1 << 20, 0);
+    let lines = 0;
+    for (let i = buffer.indexOf(10); i >= 0 && i < bytesRead; i = buffer.indexOf(10, i + 1)) lines++;
+    if (lines < 2) return undefined;
+    return Math.max(0, Math.round((await stat(path)).size / (bytesRead / lines)) - 1);
+  } finally {
+    await handle.close();
   }
 }
 
