@@ -7,6 +7,6 @@ import { runExport } from '../src/job.ts';
 const scratch = await mkdtemp(join(tmpdir(), 'uda-ingest-prof-'));
 const t = performance.now();
 const r = await runExport({ inputDir: process.argv[2]!, workDir: join(scratch, 'work'), store: new LocalFolderStore(join(scratch, 'objects')), keepVersions: 3,
-  duckdb: { memoryLimit: '2GB', threads: 2 }, logger: createLogger({ name: 'prof', level: 'info' }) });
+  duckdb: { memoryLimit: process.env.MEM ?? '1GB', threads: 2 }, logger: createLogger({ name: 'prof', level: 'info' }) });
 console.log(JSON.stringify({ rows: r.rows, s: (performance.now() - t) / 1000, rss: process.resourceUsage().maxRSS / 1024 }));
 await rm(scratch, { recursive: true, force: true });

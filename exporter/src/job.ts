@@ -14,7 +14,6 @@ import { loadTable, openBuildDatabase, type DuckDbLimits } from './build/databas
 import { describeDatabase, writeTableFiles, writeZip, type BuiltFile } from './build/files.ts';
 import { logSink, terminalSink, withProgress } from './build/progress.ts';
 import { buildSearchIndexes } from './build/search-index.ts';
-import { estimateRows } from './ingest/csv-sql.ts';
 import { allTableSpecs } from './sources.ts';
 import { publish, pruneVersions } from './publish.ts';
 import type { LiveCopyReader } from './ingest/live-copies.ts';
@@ -73,7 +72,7 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
       const source = sourceOfTable(table.name);
       if (!source) throw new Error(`table ${table.name} is not in the source catalog`);
       const started = performance.now();
-      const estimated = table.csv ? await estimateRows(table.csv.inputDir, table.csv.source) : undefined;
+      const estimated = await table.sql?.estimatedRows();
       const rows = await withProgress(database.connection, table.name, estimated, progress, () => loadTable(database.connection, table, buildDir));
       const loaded = performance.now();
       progress.done(table.name, rows, (loaded - started) / 1000);

@@ -1,5 +1,5 @@
 /**
- * Builds `service.db`: a large CSV is read by DuckDB's own `read_csv` straight into its table; other
+ * Builds `service.db`: an input DuckDB reads itself (`read_csv`, `read_json`) goes straight into its table; other
  * tables' rows are staged as NDJSON and loaded by DuckDB with the declared column types. Either way
  * typing, casting and key checks happen in the engine, in bulk.
  */
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { readCsvSql, runCsvSql } from '../ingest/csv-sql.ts';
+import { runSql, type SqlSource } from '../ingest/sql-source.ts';
 import { InputError, type Row, type TableSpec } from '../ingest/table-spec.ts';
 
 export interface DuckDbLimits {
@@ -75,19 +75,20 @@ export async function openBuildDatabase(path: string, limits: DuckDbLimits): Pro
 
 /** Loads one table and returns its row count. */
 export async function loadTable(connection: DuckDBConnection, table: TableSpec, workDir: string): Promise<number> {
-  return table.csv ? loadCsvTable(connection, table, table.csv) : loadStagedTable(connection, table, workDir);
+  return table.sql ? loadSqlTable(connection, table, table.sql) : loadStagedTable(connection, table, workDir);
 }
 
-/** A CSV that DuckDB reads itself, straight into the table: no rows in JavaScript. */
-async function loadCsvTable(connection: DuckDBConnection, table: TableSpec, csv: NonNullable<TableSpec['csv']>): Promise<number> {
+/** An input DuckDB reads itself, straight into the table: no rows in JavaScript. */
+async function loadSqlTable(connection: DuckDBConnection, table: TableSpec, source: SqlSource): Promise<number> {
   const names = Object.keys(table.columns).map(quoteIdent).join(', ');
+  const select = await source.select();
   const load = async () => {
     await connection.run(createTableSql(table));
-    await connection.run(`INSERT INTO ${quoteIdent(table.name)} (${names}) ${readCsvSql(csv.inputDir, csv.source)}`);
+    await connection.run(`INSERT INTO ${quoteIdent(table.name)} (${names}) ${select}`);
     await createKeys(connection, table);
   };
   // An error that is not the input's (a duplicate key) names the table.
-  await runCsvSql(connection, csv.inputDir, csv.source, load, (error) => new TableLoadError(table.name, error));
+  await runSql(connection, source, load, (error) => new TableLoadError(table.name, error));
   return countRows(connection, table);
 }
 

@@ -6,7 +6,8 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { csvRows, ident, type CsvSql } from './csv-sql.ts';
+import { csvSource, ident, type CsvSql } from './csv-sql.ts';
+import { sqlTable } from './sql-source.ts';
 import { InputError, type TableSpec } from './table-spec.ts';
 
 const CODE_COLUMNS = new Set(['SUMLEV', 'REGION', 'DIVISION', 'STATE', 'COUNTY']);
@@ -44,14 +45,12 @@ async function censusTable(inputDir: string, spec: CensusFile): Promise<TableSpe
     encoding: spec.encoding,
     select: header.map((name) => `${ident(name)} AS ${ident(name.toLowerCase())}`).join(', '),
   };
-  return {
+  return sqlTable({
     name: spec.table,
     columns: Object.fromEntries(header.map((name) => [name.toLowerCase(), columnType(name)])),
     primaryKey: spec.key,
     indexes: spec.table === 'census_counties' ? [['stname'], ['ctyname']] : [['name']],
-    csv: { inputDir, source },
-    rows: () => csvRows(inputDir, source),
-  };
+  }, csvSource(inputDir, source));
 }
 
 async function readHeader(path: string, file: string): Promise<string[]> {

@@ -1,8 +1,7 @@
 /**
  * CSV files that DuckDB reads itself (`read_csv`): explicit column types, strict RFC 4180 parsing
  * (no sniffing, no skipped or padded rows), the header checked name by name, row rules written as
- * SQL, and every failure turned into `file:line: reason`. The rows never pass through JavaScript
- * objects on the build path; `csvRows` runs the same SQL in memory for the ingest tests.
+ * SQL, and every failure turned into `file:line: reason` (`csvSource` is what a table spec holds).
  *
  * Each file is read in two layers. The text layer is the file as csv-parse would give it: every
  * VARCHAR (and every integer, which is checked before it is cast) is text, '' when empty. The typed
@@ -12,8 +11,9 @@
  */
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DuckDBInstance, DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
-import { InputError, type Row } from './table-spec.ts';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { SqlSource } from './sql-source.ts';
+import { InputError } from './table-spec.ts';
 
 /** A rule over a record's text layer. */
 export interface CsvCheck {
@@ -162,7 +162,7 @@ function csvReason(message: string): string {
 }
 
 /** DuckDB ignores the header's names when given the columns, so they are compared here, for the file and its lookups. */
-export async function checkCsvHeader(inputDir: string, csv: CsvSql): Promise<void> {
+async function checkCsvHeader(inputDir: string, csv: CsvSql): Promise<void> {
   for (const file of filesOf(csv)) await checkHeader(inputDir, file);
 }
 
@@ -185,27 +185,20 @@ async function checkHeader(inputDir: string, csv: CsvSql): Promise<void> {
   }
 }
 
-/**
- * Checks the headers, then runs `run` (a read of `csv`), turning a failure into its `file:line`
- * error; a failure that is not the input's goes through `otherwise`.
- */
-export async function runCsvSql<T>(
-  connection: DuckDBConnection,
-  inputDir: string,
-  csv: CsvSql,
-  run: () => Promise<T>,
-  otherwise: (error: unknown) => unknown = (error) => error,
-): Promise<T> {
-  await checkCsvHeader(inputDir, csv);
-  try {
-    return await run();
-  } catch (error) {
-    throw (await csvReadError(connection, inputDir, csv, error)) ?? otherwise(error);
-  }
+/** `csv` under `inputDir` as a source the builder loads with one INSERT … SELECT. */
+export function csvSource(inputDir: string, csv: CsvSql): SqlSource {
+  return {
+    async select() {
+      await checkCsvHeader(inputDir, csv);
+      return readCsvSql(inputDir, csv);
+    },
+    inputError: (connection, error) => csvReadError(connection, inputDir, csv, error),
+    estimatedRows: () => estimateRows(inputDir, csv),
+  };
 }
 
 /** About how many records the file holds: its size over the bytes per line of its first megabyte. */
-export async function estimateRows(inputDir: string, csv: CsvSql): Promise<number | undefined> {
+async function estimateRows(inputDir: string, csv: CsvSql): Promise<number | undefined> {
   const path = join(inputDir, csv.file);
   const handle = await open(path).catch(() => undefined);
   if (!handle) return undefined;
@@ -217,22 +210,5 @@ export async function estimateRows(inputDir: string, csv: CsvSql): Promise<numbe
     return Math.max(0, Math.round((await stat(path)).size / (bytesRead / lines)) - 1);
   } finally {
     await handle.close();
-  }
-}
-
-/** The rows of `readCsvSql`, read by an in-memory DuckDB, as plain values (for tests and small files). */
-export async function* csvRows(inputDir: string, csv: CsvSql): AsyncGenerator<Row> {
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  try {
-    const reader = await runCsvSql(connection, inputDir, csv, () => connection.runAndReadAll(readCsvSql(inputDir, csv)));
-    // As JSON values, dates as ISO text and BIGINT ids as numbers (they fit).
-    const bigints = new Set(reader.columnNames().filter((_, i) => reader.columnType(i).typeId === DuckDBTypeId.BIGINT));
-    for (const row of reader.getRowObjectsJson()) {
-      yield Object.fromEntries(Object.entries(row).map(([k, v]) => [k, bigints.has(k) && v !== null ? Number(v) : v]));
-    }
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
   }
 }

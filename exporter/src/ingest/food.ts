@@ -2,7 +2,8 @@
  * USDA FoodData Central CSV files (SR Legacy layout): every field quoted, LF line endings.
  * `food` carries its category description and NDB number, joined in from the small lookup files.
  */
-import { csvRows, type CsvSql } from './csv-sql.ts';
+import { csvSource, type CsvSql } from './csv-sql.ts';
+import { sqlTable } from './sql-source.ts';
 import type { TableSpec } from './table-spec.ts';
 
 const NUTRIENT = 'food/nutrient.csv';
@@ -27,7 +28,7 @@ const FOOD_CSV: CsvSql = {
   order: 'f.fdc_id',
 };
 
-/** The file's columns in order, typed as the table declares them; empty fields are NULL. */
+/** Tens of millions of rows in the full download. The file's columns in order, typed as the table declares them. */
 const FOOD_NUTRIENT_CSV: CsvSql = {
   file: FOOD_NUTRIENT,
   columns: {
@@ -46,7 +47,7 @@ const NUTRIENT_CSV: CsvSql = {
 
 export function foodTables(inputDir: string): TableSpec[] {
   return [
-    {
+    sqlTable({
       name: 'food',
       columns: {
         fdc_id: 'INTEGER',
@@ -58,11 +59,8 @@ export function foodTables(inputDir: string): TableSpec[] {
         publication_date: 'DATE',
       },
       primaryKey: ['fdc_id'],
-      // Two million foods in the full download: DuckDB reads, checks and joins them itself.
-      csv: { inputDir, source: FOOD_CSV },
-      rows: () => csvRows(inputDir, FOOD_CSV),
-    },
-    {
+    }, csvSource(inputDir, FOOD_CSV)),
+    sqlTable({
       name: 'food_nutrients',
       columns: {
         id: 'BIGINT',
@@ -79,16 +77,11 @@ export function foodTables(inputDir: string): TableSpec[] {
       },
       primaryKey: ['id'],
       indexes: [['fdc_id']],
-      // Tens of millions of rows in the full download: DuckDB reads and types them itself.
-      csv: { inputDir, source: FOOD_NUTRIENT_CSV },
-      rows: () => csvRows(inputDir, FOOD_NUTRIENT_CSV),
-    },
-    {
+    }, csvSource(inputDir, FOOD_NUTRIENT_CSV)),
+    sqlTable({
       name: 'food_nutrient_types',
       columns: { id: 'INTEGER', name: 'VARCHAR', unit_name: 'VARCHAR', nutrient_nbr: 'VARCHAR', rank: 'INTEGER' },
       primaryKey: ['id'],
-      csv: { inputDir, source: NUTRIENT_CSV },
-      rows: () => csvRows(inputDir, NUTRIENT_CSV),
-    },
+    }, csvSource(inputDir, NUTRIENT_CSV)),
   ];
 }

@@ -5,7 +5,8 @@
  * authors are split in SQL.
  */
 import { DuckDBInstance } from '@duckdb/node-api';
-import { csvRows, ident, type CsvSql } from './csv-sql.ts';
+import { csvSource, ident, type CsvSql } from './csv-sql.ts';
+import { sqlTable } from './sql-source.ts';
 import type { TableSpec } from './table-spec.ts';
 
 export interface Author {
@@ -67,7 +68,7 @@ const CATALOG_CSV: CsvSql = {
 
 export function gutenbergTables(inputDir: string): TableSpec[] {
   return [
-    {
+    sqlTable({
       name: 'gutenberg',
       columns: {
         text_id: 'INTEGER',
@@ -81,8 +82,6 @@ export function gutenbergTables(inputDir: string): TableSpec[] {
         bookshelves: 'VARCHAR[]',
       },
       primaryKey: ['text_id'],
-      csv: { inputDir, source: CATALOG_CSV },
-      rows: () => csvRows(inputDir, CATALOG_CSV),
-    },
+    }, csvSource(inputDir, CATALOG_CSV)),
   ];
 }
