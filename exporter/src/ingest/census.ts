@@ -6,8 +6,8 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { csvSource, ident, type CsvSql } from './csv-sql.ts';
-import { sqlTable } from './sql-source.ts';
+import { csvSource, type CsvSql } from './csv-sql.ts';
+import { ident, sqlTable } from './sql-source.ts';
 import { InputError, type TableSpec } from './table-spec.ts';
 
 const CODE_COLUMNS = new Set(['SUMLEV', 'REGION', 'DIVISION', 'STATE', 'COUNTY']);

@@ -12,16 +12,8 @@
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { SqlSource } from './sql-source.ts';
+import { brokenCheck, firstBreaking, ident, raiseOnBroken, sqlString, type RowCheck, type SqlSource } from './sql-source.ts';
 import { InputError } from './table-spec.ts';
-
-/** A rule over a record's text layer. */
-export interface CsvCheck {
-  /** SQL that is true when the record is bad, e.g. `NOT regexp_full_match("Issued", '…')`. */
-  readonly failsWhen: string;
-  /** SQL text for the reason, e.g. `'Issued is not a date: ' || "Issued"`. */
-  readonly reason: string;
-}
 
 export interface CsvSql {
   /** The path under the input folder that error messages name, e.g. `food/food_nutrient.csv`. */
@@ -31,7 +23,7 @@ export interface CsvSql {
   /** Defaults to UTF-8; the Census county file is Latin-1. */
   readonly encoding?: 'utf-8' | 'latin-1';
   /** Rules each record must pass, in the order they are reported. */
-  readonly checks?: readonly CsvCheck[];
+  readonly checks?: readonly RowCheck[];
   /**
    * Other files this one is joined with or checked against, each read the same way and named by
    * its key as a common table expression (`WITH categories AS (…)`).
@@ -45,18 +37,14 @@ export interface CsvSql {
   readonly order?: string;
 }
 
-export const sqlString = (text: string) => `'${text.replace(/'/g, "''")}'`;
-export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 const INTEGER_TYPES = new Set(['INTEGER', 'BIGINT', 'SMALLINT']);
-/** Prefix of the error a broken rule raises: `uda-check <file> <rule number>: <reason>`. */
-const CHECK_FAILED = 'uda-check';
 
 /** Text, as csv-parse gives it: VARCHAR and integer columns (integers are checked, then cast). */
 const isText = (type: string) => type === 'VARCHAR' || INTEGER_TYPES.has(type);
 
 /** The rules of `csv`: its own, after "is an integer" for each integer column. */
-function allChecks(csv: CsvSql): CsvCheck[] {
+function allChecks(csv: CsvSql): RowCheck[] {
   const integers = Object.entries(csv.columns)
     .filter(([, type]) => INTEGER_TYPES.has(type))
     .map(([name]) => ({
@@ -85,10 +73,7 @@ function typedLayer(inputDir: string, csv: CsvSql): string {
   const columns = Object.entries(csv.columns).map(([name, type]) =>
     INTEGER_TYPES.has(type) ? `nullif(${ident(name)}, '')::${type} AS ${ident(name)}` : ident(name),
   );
-  const checks = allChecks(csv);
-  const raise = checks.map((check, i) => `WHEN ${check.failsWhen} THEN error(${sqlString(`${CHECK_FAILED} ${csv.file} ${i}: `)} || (${check.reason}))`);
-  const where = raise.length ? ` WHERE CASE ${raise.join(' ')} ELSE true END` : '';
-  return `SELECT ${columns.join(', ')} FROM (${textLayer(inputDir, csv)})${where}`;
+  return `SELECT ${columns.join(', ')} FROM (${textLayer(inputDir, csv)})${raiseOnBroken(csv.file, allChecks(csv))}`;
 }
 
 /** `WITH` clause naming the lookups of `csv`, or ''. */
@@ -121,27 +106,15 @@ async function lineOfRecord(connection: DuckDBConnection, inputDir: string, csv:
   return 1 + record + Number(reader.getRowObjects()[0]?.extra ?? 0);
 }
 
-/**
- * The first record (1-based) of the file that breaks `check`, with its reason: the record that
- * raised may not be the first, as DuckDB reads a large file in parallel.
- */
-async function firstBreaking(connection: DuckDBConnection, inputDir: string, csv: CsvSql, check: CsvCheck): Promise<{ record: number; reason: string } | undefined> {
-  const reader = await connection.runAndReadAll(
-    `${withLookups(inputDir, csv)}SELECT n, (${check.reason}) AS reason
-     FROM (SELECT row_number() OVER () AS n, * FROM (${textLayer(inputDir, csv, true)})) WHERE ${check.failsWhen} ORDER BY n LIMIT 1`,
-  );
-  const found = reader.getRowObjects()[0];
-  return found ? { record: Number(found.n), reason: String(found.reason) } : undefined;
-}
-
 /** The `file:line` error for a failed read of `csv` (or of one of its lookups), or undefined if it was not the input's fault. */
 async function csvReadError(connection: DuckDBConnection, inputDir: string, csv: CsvSql, error: unknown): Promise<InputError | undefined> {
   const message = error instanceof Error ? error.message : String(error);
-  const broken = new RegExp(`${CHECK_FAILED} (\\S+) (\\d+): (.*)`).exec(message);
+  const broken = brokenCheck(error);
   if (broken) {
-    const file = filesOf(csv).find((f) => f.file === broken[1])!;
-    const first = await firstBreaking(connection, inputDir, file, allChecks(file)[Number(broken[2])]!).catch(() => undefined);
-    if (!first) return new InputError(file.file, undefined, broken[3]!);
+    const file = filesOf(csv).find((f) => f.file === broken.file)!;
+    const check = allChecks(file)[broken.check]!;
+    const first = await firstBreaking(connection, textLayer(inputDir, file, true), check, withLookups(inputDir, file)).catch(() => undefined);
+    if (!first) return new InputError(file.file, undefined, broken.reason);
     return new InputError(file.file, await lineOfRecord(connection, inputDir, file, first.record), first.reason);
   }
   const record = /CSV Error on Line: (\d+)/.exec(message)?.[1];

@@ -5,8 +5,8 @@
  * authors are split in SQL.
  */
 import { DuckDBInstance } from '@duckdb/node-api';
-import { csvSource, ident, type CsvSql } from './csv-sql.ts';
-import { sqlTable } from './sql-source.ts';
+import { csvSource, type CsvSql } from './csv-sql.ts';
+import { ident, sqlTable } from './sql-source.ts';
 import type { TableSpec } from './table-spec.ts';
 
 export interface Author {
