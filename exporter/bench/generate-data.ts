@@ -199,7 +199,9 @@ async function sec(out: string, rng: Rng, count: number): Promise<number> {
     const rows = Math.min(perDay, count - written);
     for (let i = 0; i < rows; i++) {
       const company = pick(rng, tickers);
-      const accession = `${String(between(rng, 1_000_000, 1_999_999)).padStart(10, '0')}-${stamp.slice(2, 4)}-${String(day * perDay + i).padStart(6, '0')}`;
+      // The sequence has six digits: past a million filings it wraps (the random filer prefix keeps keys apart).
+      const sequence = (day * perDay + i) % 1_000_000;
+      const accession = `${String(between(rng, 1_000_000, 1_999_999)).padStart(10, '0')}-${stamp.slice(2, 4)}-${String(sequence).padStart(6, '0')}`;
       await w.write(`${company.cik_str}|${company.title.toUpperCase()}|${pick(rng, forms)}|${stamp}|edgar/data/${company.cik_str}/${accession}.txt\n`);
     }
     await w.close();
