@@ -12,6 +12,7 @@ import type { ObjectStore } from '@uda/shared/object-store';
 import type { Logger } from '@uda/shared/logger';
 import { loadTable, openBuildDatabase, type DuckDbLimits } from './build/database.ts';
 import { describeDatabase, writeTableFiles, writeZip, type BuiltFile } from './build/files.ts';
+import { logSink, terminalSink, withProgress } from './build/progress.ts';
 import { buildSearchIndexes } from './build/search-index.ts';
 import { allTableSpecs } from './sources.ts';
 import { publish, pruneVersions } from './publish.ts';
@@ -64,17 +65,22 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
   const database = await openBuildDatabase(dbPath, limits);
   const counts: Manifest['tables'] = {};
   const tableFiles: BuiltFile[] = [];
+  // A person watching a terminal sees each table's rows, rate and ETA; a log gets plain lines.
+  const progress = process.stderr.isTTY ? terminalSink(process.stderr) : logSink(log);
   try {
     for (const table of tables) {
       const source = sourceOfTable(table.name);
       if (!source) throw new Error(`table ${table.name} is not in the source catalog`);
       const started = performance.now();
-      const rows = await loadTable(database.connection, table, buildDir);
+      const estimated = await table.sql?.estimatedRows();
+      const rows = await withProgress(database.connection, table.name, estimated, progress, () => loadTable(database.connection, table, buildDir));
       const loaded = performance.now();
+      progress.done(table.name, rows, (loaded - started) / 1000);
       counts[table.name] = { source: source.id, rows };
       tableFiles.push(...(await writeTableFiles(database.connection, table.name, source.id, buildDir)));
       // The two timings are the export's profile: ingest, then the per-table Parquet and CSV files.
-      log.info({ table: table.name, rows, loadSeconds: seconds(loaded - started), filesSeconds: seconds(performance.now() - loaded) }, 'table built');
+      const loadSeconds = seconds(loaded - started);
+      log.info({ table: table.name, rows, loadSeconds, rowsPerSecond: Math.round(rows / Math.max(loadSeconds, 0.01)), filesSeconds: seconds(performance.now() - loaded) }, 'table built');
     }
     // Only in service.db (the lookups read it); the per-table files and zips are the catalog's tables.
     const started = performance.now();

@@ -1,5 +1,5 @@
 /**
- * Builds `service.db`: a large CSV is read by DuckDB's own `read_csv` straight into its table; other
+ * Builds `service.db`: an input DuckDB reads itself (`read_csv`, `read_json`) goes straight into its table; other
  * tables' rows are staged as NDJSON and loaded by DuckDB with the declared column types. Either way
  * typing, casting and key checks happen in the engine, in bulk.
  */
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { checkCsvHeader, csvReadError, readCsvSql } from '../ingest/csv-sql.ts';
+import { runSql, type SqlSource } from '../ingest/sql-source.ts';
 import { InputError, type Row, type TableSpec } from '../ingest/table-spec.ts';
 
 export interface DuckDbLimits {
@@ -28,9 +28,9 @@ export function quoteLiteral(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
 }
 
+/** The table without its key: rows go in first, the key is built over them in one pass (`createKeys`). */
 export function createTableSql(table: TableSpec): string {
   const columns = Object.entries(table.columns).map(([name, type]) => `${quoteIdent(name)} ${type}`);
-  if (table.primaryKey) columns.push(`PRIMARY KEY (${table.primaryKey.map(quoteIdent).join(', ')})`);
   return `CREATE TABLE ${quoteIdent(table.name)} (${columns.join(', ')})`;
 }
 
@@ -61,6 +61,8 @@ export async function openBuildDatabase(path: string, limits: DuckDbLimits): Pro
     autoload_known_extensions: 'false',
   });
   const connection = await instance.connect();
+  // Progress is tracked (for `connection.progress`), never printed by DuckDB itself.
+  await connection.run('SET enable_progress_bar = true; SET enable_progress_bar_print = false; SET progress_bar_time = 0');
   return {
     connection,
     async close() {
@@ -73,28 +75,49 @@ export async function openBuildDatabase(path: string, limits: DuckDbLimits): Pro
 
 /** Loads one table and returns its row count. */
 export async function loadTable(connection: DuckDBConnection, table: TableSpec, workDir: string): Promise<number> {
-  return table.csv ? loadCsvTable(connection, table, table.csv) : loadStagedTable(connection, table, workDir);
+  return table.sql ? loadSqlTable(connection, table, table.sql) : loadStagedTable(connection, table, workDir);
 }
 
-/** A CSV that DuckDB reads itself, straight into the table: no rows in JavaScript. */
-async function loadCsvTable(connection: DuckDBConnection, table: TableSpec, csv: NonNullable<TableSpec['csv']>): Promise<number> {
-  await checkCsvHeader(csv.inputDir, csv.source);
-  try {
+/** An input DuckDB reads itself, straight into the table: no rows in JavaScript. */
+async function loadSqlTable(connection: DuckDBConnection, table: TableSpec, source: SqlSource): Promise<number> {
+  const names = Object.keys(table.columns).map(quoteIdent).join(', ');
+  const select = await source.select();
+  const load = async () => {
     await connection.run(createTableSql(table));
-    const names = Object.keys(table.columns).map(quoteIdent).join(', ');
-    await connection.run(`INSERT INTO ${quoteIdent(table.name)} (${names}) ${readCsvSql(csv.inputDir, csv.source)}`);
-    await createIndexes(connection, table);
-  } catch (error) {
-    throw (await csvReadError(connection, csv.inputDir, csv.source, error)) ?? new TableLoadError(table.name, error);
-  }
+    await connection.run(`INSERT INTO ${quoteIdent(table.name)} (${names}) ${select}`);
+    await createKeys(connection, table);
+  };
+  // An error that is not the input's (a duplicate key) names the table.
+  await runSql(connection, source, load, (error) => new TableLoadError(table.name, error));
   return countRows(connection, table);
 }
 
-async function createIndexes(connection: DuckDBConnection, table: TableSpec): Promise<void> {
+/**
+ * The primary key and the lookups' indexes, built once over the loaded rows: maintaining the key
+ * row by row during a bulk insert is several times slower than building it in one pass.
+ */
+async function createKeys(connection: DuckDBConnection, table: TableSpec): Promise<void> {
+  const name = quoteIdent(table.name);
+  if (table.primaryKey) {
+    const key = table.primaryKey.map(quoteIdent).join(', ');
+    await connection.run(`ALTER TABLE ${name} ADD PRIMARY KEY (${key})`).catch(async (error: unknown) => {
+      throw (await duplicateKey(connection, table)) ?? error;
+    });
+  }
   for (const columns of table.indexes ?? []) {
     const indexName = quoteIdent(`${table.name}_${columns.join('_')}_idx`);
-    await connection.run(`CREATE INDEX ${indexName} ON ${quoteIdent(table.name)} (${columns.map(quoteIdent).join(', ')})`);
+    await connection.run(`CREATE INDEX ${indexName} ON ${name} (${columns.map(quoteIdent).join(', ')})`);
   }
+}
+
+/** DuckDB says only that the data "contains duplicates"; the error names the first repeated key. */
+async function duplicateKey(connection: DuckDBConnection, table: TableSpec): Promise<Error | undefined> {
+  const key = table.primaryKey!.map(quoteIdent).join(', ');
+  const reader = await connection.runAndReadAll(`SELECT ${key} FROM ${quoteIdent(table.name)} GROUP BY ALL HAVING count(*) > 1 LIMIT 1`);
+  const row = reader.getRowObjectsJson()[0];
+  if (!row) return undefined;
+  const values = Object.entries(row).map(([column, value]) => `${column} = ${JSON.stringify(value)}`).join(', ');
+  return new Error(`duplicate primary key ${values}`);
 }
 
 async function countRows(connection: DuckDBConnection, table: TableSpec): Promise<number> {
@@ -114,7 +137,7 @@ async function loadStagedTable(connection: DuckDBConnection, table: TableSpec, w
       `INSERT INTO ${quoteIdent(table.name)} (${names}) SELECT ${names} FROM read_json(${quoteLiteral(stage)}, ` +
         `format = 'newline_delimited', columns = {${types.join(', ')}}, maximum_object_size = 16777216)`,
     );
-    await createIndexes(connection, table);
+    await createKeys(connection, table);
   } catch (error) {
     // An input error already names its file and line; engine errors get the table's name.
     throw error instanceof InputError ? error : new TableLoadError(table.name, error);

@@ -6,8 +6,9 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { readCsv, toInteger, toNumber, type Encoding } from './csv.ts';
-import { InputError, type Row, type TableSpec } from './table-spec.ts';
+import { csvSource, type CsvSql } from './csv-sql.ts';
+import { ident, sqlTable } from './sql-source.ts';
+import { InputError, type TableSpec } from './table-spec.ts';
 
 const CODE_COLUMNS = new Set(['SUMLEV', 'REGION', 'DIVISION', 'STATE', 'COUNTY']);
 const NAME_COLUMNS = new Set(['NAME', 'STNAME', 'CTYNAME']);
@@ -15,13 +16,13 @@ const NAME_COLUMNS = new Set(['NAME', 'STNAME', 'CTYNAME']);
 interface CensusFile {
   readonly table: string;
   readonly file: string;
-  readonly encoding: Encoding;
+  readonly encoding: 'utf-8' | 'latin-1';
   readonly key: readonly string[];
 }
 
 const FILES: readonly CensusFile[] = [
-  { table: 'census_states', file: 'census/NST-EST2023-ALLDATA.csv', encoding: 'utf8', key: ['sumlev', 'region', 'division', 'state'] },
-  { table: 'census_counties', file: 'census/co-est2019-alldata.csv', encoding: 'latin1', key: ['state', 'county'] },
+  { table: 'census_states', file: 'census/NST-EST2023-ALLDATA.csv', encoding: 'utf-8', key: ['sumlev', 'region', 'division', 'state'] },
+  { table: 'census_counties', file: 'census/co-est2019-alldata.csv', encoding: 'latin-1', key: ['state', 'county'] },
 ];
 
 export function columnType(column: string): string {
@@ -37,25 +38,19 @@ export async function censusTables(inputDir: string): Promise<TableSpec[]> {
 async function censusTable(inputDir: string, spec: CensusFile): Promise<TableSpec> {
   const path = join(inputDir, spec.file);
   const header = await readHeader(path, spec.file);
-  const columns = Object.fromEntries(header.map((name) => [name.toLowerCase(), columnType(name)]));
-  return {
+  // The table's columns are the header's, lower-cased.
+  const source: CsvSql = {
+    file: spec.file,
+    columns: Object.fromEntries(header.map((name) => [name, columnType(name)])),
+    encoding: spec.encoding,
+    select: header.map((name) => `${ident(name)} AS ${ident(name.toLowerCase())}`).join(', '),
+  };
+  return sqlTable({
     name: spec.table,
-    columns,
+    columns: Object.fromEntries(header.map((name) => [name.toLowerCase(), columnType(name)])),
     primaryKey: spec.key,
     indexes: spec.table === 'census_counties' ? [['stname'], ['ctyname']] : [['name']],
-    async *rows() {
-      for await (const { line, values } of readCsv(inputDir, spec.file, spec.encoding)) {
-        const row: Row = {};
-        for (const name of header) {
-          const text = values[name] ?? '';
-          const type = columnType(name);
-          row[name.toLowerCase()] =
-            type === 'VARCHAR' ? text : type === 'DOUBLE' ? toNumber(spec.file, line, name, text) : toInteger(spec.file, line, name, text);
-        }
-        yield row;
-      }
-    },
-  };
+  }, csvSource(inputDir, source));
 }
 
 async function readHeader(path: string, file: string): Promise<string[]> {

@@ -1,88 +1,151 @@
 /**
- * CSV files that DuckDB reads itself (`read_csv`), for the large sources: explicit column types,
- * strict RFC 4180 parsing (no sniffing, no skipped or padded rows), the header checked name by name,
- * and DuckDB's errors turned into the same `file:line: reason` as the JavaScript reader gives.
- * The rows never pass through JavaScript objects on the build path; `csvRows` runs the same SQL in
- * memory for the ingest tests and any caller that wants rows.
+ * CSV files that DuckDB reads itself (`read_csv`): explicit column types, strict RFC 4180 parsing
+ * (no sniffing, no skipped or padded rows), the header checked name by name, row rules written as
+ * SQL, and every failure turned into `file:line: reason` (`csvSource` is what a table spec holds).
+ *
+ * Each file is read in two layers. The text layer is the file as csv-parse would give it: every
+ * VARCHAR (and every integer, which is checked before it is cast) is text, '' when empty. The typed
+ * layer applies the rules (`checks`, plus "is an integer" for each integer column), failing on the
+ * first broken one, and casts. A failure is located afterwards, by a second pass over the file that
+ * finds the first record breaking the rule and counts the physical line it starts on.
  */
-import { open } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { InputError, type Row } from './table-spec.ts';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { brokenCheck, firstBreaking, ident, raiseOnBroken, sqlString, type RowCheck, type SqlSource } from './sql-source.ts';
+import { InputError } from './table-spec.ts';
 
 export interface CsvSql {
   /** The path under the input folder that error messages name, e.g. `food/food_nutrient.csv`. */
   readonly file: string;
   /** Every header name in file order, each with the DuckDB type the text must parse as. */
   readonly columns: Readonly<Record<string, string>>;
-  /** The select list that makes the table's columns from the file's, in table order. */
+  /** Defaults to UTF-8; the Census county file is Latin-1. */
+  readonly encoding?: 'utf-8' | 'latin-1';
+  /** Rules each record must pass, in the order they are reported. */
+  readonly checks?: readonly RowCheck[];
+  /**
+   * Other files this one is joined with or checked against, each read the same way and named by
+   * its key as a common table expression (`WITH categories AS (…)`).
+   */
+  readonly lookups?: Readonly<Record<string, CsvSql>>;
+  /** The select list that makes the table's columns, over the file's typed layer `f` and the lookups. */
   readonly select: string;
+  /** Joins after `FROM (typed layer) AS f`, e.g. `LEFT JOIN categories c ON c.id = f.food_category_id`. */
+  readonly joins?: string;
+  /** `ORDER BY` list that restores the dump's order when joins shuffle it (a plain read keeps it). */
+  readonly order?: string;
 }
 
-const sqlString = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 const INTEGER_TYPES = new Set(['INTEGER', 'BIGINT', 'SMALLINT']);
-const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
-/** Prefix of the error a malformed integer raises, which `csvInputError` recognises. */
-const NOT_AN_INTEGER = 'uda: not an integer: ';
 
-/** `read_csv(…)` of the file under `inputDir`, every column typed as given (`types`). */
-function readCsvCall(inputDir: string, csv: CsvSql, types: Readonly<Record<string, string>>): string {
-  const columns = Object.entries(types).map(([name, type]) => `${sqlString(name)}: ${sqlString(type)}`).join(', ');
-  return `read_csv(${sqlString(join(inputDir, csv.file))},
-    auto_detect = false, header = true, delim = ',', quote = '"', escape = '"', new_line = '\\n',
-    strict_mode = true, null_padding = false, ignore_errors = false, encoding = 'utf-8',
-    columns = {${columns}})`;
+/** Text, as csv-parse gives it: VARCHAR and integer columns (integers are checked, then cast). */
+const isText = (type: string) => type === 'VARCHAR' || INTEGER_TYPES.has(type);
+
+/** The rules of `csv`: its own, after "is an integer" for each integer column. */
+function allChecks(csv: CsvSql): RowCheck[] {
+  const integers = Object.entries(csv.columns)
+    .filter(([, type]) => INTEGER_TYPES.has(type))
+    .map(([name]) => ({
+      failsWhen: `${ident(name)} <> '' AND NOT regexp_full_match(${ident(name)}, '-?[0-9]+')`,
+      reason: `${sqlString(`${name} is not an integer: `)} || to_json(${ident(name)})`,
+    }));
+  return [...integers, ...(csv.checks ?? [])];
 }
 
 /**
- * `SELECT … FROM read_csv(…)` over the file under `inputDir`. DuckDB's integer parsing rounds
- * "1.5" and accepts " 12" and "1e3"; an id must be digits, so integer columns are read as text and
- * cast only after a strict match, failing with the column and the text otherwise.
+ * `read_csv(…)` of the file under `inputDir`: the text layer, non-text columns typed by DuckDB.
+ * No `new_line`: DuckDB then takes LF and CRLF (the Census files), and `'\r\n'` given explicitly
+ * reads no rows at all in DuckDB 1.5.
  */
-export function readCsvSql(inputDir: string, csv: CsvSql): string {
-  const asRead = Object.fromEntries(Object.entries(csv.columns).map(([name, type]) => [name, INTEGER_TYPES.has(type) ? 'VARCHAR' : type]));
-  const checked = Object.entries(csv.columns).map(([name, type]) => {
-    if (!INTEGER_TYPES.has(type)) return ident(name);
-    const column = ident(name);
-    return `CASE WHEN ${column} IS NULL OR ${column} = '' THEN NULL
-      WHEN regexp_full_match(${column}, '-?[0-9]+') THEN ${column}::${type}
-      ELSE error(${sqlString(`${NOT_AN_INTEGER}${name} `)} || to_json(${column})) END AS ${column}`;
-  });
-  return `SELECT ${csv.select} FROM (SELECT ${checked.join(', ')} FROM ${readCsvCall(inputDir, csv, asRead)})`;
+function textLayer(inputDir: string, csv: CsvSql, ignoreErrors = false): string {
+  const asRead = Object.entries(csv.columns).map(([name, type]) => `${sqlString(name)}: ${sqlString(isText(type) ? 'VARCHAR' : type)}`);
+  const columns = Object.entries(csv.columns).map(([name, type]) => (isText(type) ? `coalesce(${ident(name)}, '') AS ${ident(name)}` : ident(name)));
+  return `SELECT ${columns.join(', ')} FROM read_csv(${sqlString(join(inputDir, csv.file))},
+    auto_detect = false, header = true, delim = ',', quote = '"', escape = '"',
+    strict_mode = true, null_padding = false, ignore_errors = ${ignoreErrors}, encoding = ${sqlString(csv.encoding ?? 'utf-8')},
+    columns = {${asRead.join(', ')}})`;
 }
 
-/** The file line of the first record whose `column` holds `text` (records are one line each in these files). */
-export async function lineOf(connection: DuckDBConnection, inputDir: string, csv: CsvSql, column: string, text: string): Promise<number | undefined> {
-  const asText = Object.fromEntries(Object.keys(csv.columns).map((name) => [name, 'VARCHAR']));
-  const reader = await connection.runAndReadAll(
-    `SELECT n FROM (SELECT row_number() OVER () AS n, ${ident(column)} AS v FROM ${readCsvCall(inputDir, csv, asText)}) WHERE v = ? ORDER BY n LIMIT 1`,
-    [text],
+/** The typed layer: rules enforced (the first broken one raises), integers cast. */
+function typedLayer(inputDir: string, csv: CsvSql): string {
+  const columns = Object.entries(csv.columns).map(([name, type]) =>
+    INTEGER_TYPES.has(type) ? `nullif(${ident(name)}, '')::${type} AS ${ident(name)}` : ident(name),
   );
-  const n = reader.getRowObjects()[0]?.n;
-  return n === undefined ? undefined : Number(n) + 1;
+  return `SELECT ${columns.join(', ')} FROM (${textLayer(inputDir, csv)})${raiseOnBroken(csv.file, allChecks(csv))}`;
 }
 
-/** The `file:line` error for a failed read, locating a malformed integer's line with a second pass. */
-export async function csvReadError(connection: DuckDBConnection, inputDir: string, csv: CsvSql, error: unknown): Promise<InputError | undefined> {
+/** `WITH` clause naming the lookups of `csv`, or ''. */
+function withLookups(inputDir: string, csv: CsvSql): string {
+  const lookups = Object.entries(csv.lookups ?? {}).map(([name, lookup]) => `${ident(name)} AS (${readCsvSql(inputDir, lookup)})`);
+  return lookups.length ? `WITH ${lookups.join(', ')} ` : '';
+}
+
+/** `SELECT …` of the table's rows from the file under `inputDir` (and its lookups). */
+export function readCsvSql(inputDir: string, csv: CsvSql): string {
+  const order = csv.order ? ` ORDER BY ${csv.order}` : '';
+  return `${withLookups(inputDir, csv)}SELECT ${csv.select} FROM (${typedLayer(inputDir, csv)}) AS f ${csv.joins ?? ''}${order}`;
+}
+
+/** Every file a read of `csv` opens: the file itself and its lookups'. */
+function filesOf(csv: CsvSql): CsvSql[] {
+  return [csv, ...Object.values(csv.lookups ?? {}).flatMap(filesOf)];
+}
+
+/** The line record `record` (1 = the first after the header) starts on: records before it may span lines. */
+async function lineOfRecord(connection: DuckDBConnection, inputDir: string, csv: CsvSql, record: number): Promise<number> {
+  const newlines = Object.entries(csv.columns)
+    .filter(([, type]) => isText(type))
+    .map(([name]) => `length(${ident(name)}) - length(replace(${ident(name)}, chr(10), ''))`);
+  const reader = await connection.runAndReadAll(
+    `SELECT coalesce(sum(${newlines.join(' + ') || '0'}), 0)::BIGINT AS extra
+     FROM (SELECT row_number() OVER () AS n, * FROM (${textLayer(inputDir, csv, true)})) WHERE n < ?`,
+    [record],
+  );
+  return 1 + record + Number(reader.getRowObjects()[0]?.extra ?? 0);
+}
+
+/** The `file:line` error for a failed read of `csv` (or of one of its lookups), or undefined if it was not the input's fault. */
+async function csvReadError(connection: DuckDBConnection, inputDir: string, csv: CsvSql, error: unknown): Promise<InputError | undefined> {
   const message = error instanceof Error ? error.message : String(error);
-  const integer = new RegExp(`${NOT_AN_INTEGER}(\\S+) (".*")`).exec(message);
-  if (integer) {
-    const text = JSON.parse(integer[2]!) as string;
-    const line = await lineOf(connection, inputDir, csv, integer[1]!, text).catch(() => undefined);
-    return new InputError(csv.file, line, `${integer[1]} is not an integer: ${JSON.stringify(text)}`);
+  const broken = brokenCheck(error);
+  if (broken) {
+    const file = filesOf(csv).find((f) => f.file === broken.file)!;
+    const check = allChecks(file)[broken.check]!;
+    const first = await firstBreaking(connection, textLayer(inputDir, file, true), check, withLookups(inputDir, file)).catch(() => undefined);
+    if (!first) return new InputError(file.file, undefined, broken.reason);
+    return new InputError(file.file, await lineOfRecord(connection, inputDir, file, first.record), first.reason);
   }
-  return csvInputError(csv.file, error);
+  const record = /CSV Error on Line: (\d+)/.exec(message)?.[1];
+  if (!record) return undefined;
+  // DuckDB counts records (the header is 1), not lines; its message names the file's full path.
+  const file = filesOf(csv).find((f) => message.includes(`file = ${join(inputDir, f.file)}`)) ?? csv;
+  const line = await lineOfRecord(connection, inputDir, file, Number(record) - 1).catch(() => undefined);
+  return new InputError(file.file, line, csvReason(message));
 }
 
-/** DuckDB ignores the header's names when given the columns, so they are compared here. */
-export async function checkCsvHeader(inputDir: string, csv: CsvSql): Promise<void> {
+/** DuckDB's reason: conversions become "<column> is not a <type>", structural errors "malformed CSV: <reason>". */
+function csvReason(message: string): string {
+  const conversion = /Error when converting column "([^"]+)"\. Could not convert string "([^"]*)" to '([^']+)'/.exec(message);
+  if (conversion) return `${conversion[1]} is not a ${conversion[3]}: ${JSON.stringify(conversion[2])}`;
+  if (/unicode|UTF-?8/i.test(message)) return 'text is not valid utf8';
+  const reason = message.split('\n').map((l) => l.trim()).find((l, i, all) => i > 0 && l !== '' && !all[i - 1]!.startsWith('CSV Error') && !l.startsWith('Original Line'));
+  return `malformed CSV: ${reason ?? 'unreadable row'}`;
+}
+
+/** DuckDB ignores the header's names when given the columns, so they are compared here, for the file and its lookups. */
+async function checkCsvHeader(inputDir: string, csv: CsvSql): Promise<void> {
+  for (const file of filesOf(csv)) await checkHeader(inputDir, file);
+}
+
+async function checkHeader(inputDir: string, csv: CsvSql): Promise<void> {
   const handle = await open(join(inputDir, csv.file)).catch(() => {
     throw new InputError(csv.file, undefined, 'file not found');
   });
   try {
     const { buffer, bytesRead } = await handle.read(Buffer.alloc(64 * 1024), 0, 64 * 1024, 0);
-    const first = buffer.subarray(0, bytesRead).toString('utf8').replace(/^\uFEFF/, '').split('\n')[0]!.replace(/\r$/, '');
+    const first = buffer.subarray(0, bytesRead).toString('latin1').replace(/^\u00EF\u00BB\u00BF/, '').split('\n')[0]!.replace(/\r$/, '');
     const names = first.split(',').map((name) => name.replace(/^"(.*)"$/, '$1').replace(/""/g, '"'));
     for (const expected of Object.keys(csv.columns)) {
       if (!names.includes(expected)) throw new InputError(csv.file, 1, `missing column ${expected}`);
@@ -95,36 +158,30 @@ export async function checkCsvHeader(inputDir: string, csv: CsvSql): Promise<voi
   }
 }
 
-/**
- * DuckDB's CSV errors say `CSV Error on Line: N`, then the original line, then the reason.
- * Conversions become "<column> is not a <type>"; structural errors are "malformed CSV: <reason>".
- */
-export function csvInputError(file: string, error: unknown): InputError | undefined {
-  const message = error instanceof Error ? error.message : String(error);
-  const line = /CSV Error on Line: (\d+)/.exec(message)?.[1];
-  if (!line) return undefined;
-  const conversion = /Error when converting column "([^"]+)"\. Could not convert string "([^"]*)" to '([^']+)'/.exec(message);
-  if (conversion) return new InputError(file, Number(line), `${conversion[1]} is not a ${conversion[3]}: ${JSON.stringify(conversion[2])}`);
-  if (/unicode|UTF-?8/i.test(message)) return new InputError(file, Number(line), 'text is not valid utf8');
-  const reason = message.split('\n').map((l) => l.trim()).find((l, i, all) => i > 0 && l !== '' && !all[i - 1]!.startsWith('CSV Error') && !l.startsWith('Original Line'));
-  return new InputError(file, Number(line), `malformed CSV: ${reason ?? 'unreadable row'}`);
+/** `csv` under `inputDir` as a source the builder loads with one INSERT … SELECT. */
+export function csvSource(inputDir: string, csv: CsvSql): SqlSource {
+  return {
+    async select() {
+      await checkCsvHeader(inputDir, csv);
+      return readCsvSql(inputDir, csv);
+    },
+    inputError: (connection, error) => csvReadError(connection, inputDir, csv, error),
+    estimatedRows: () => estimateRows(inputDir, csv),
+  };
 }
 
-/** The rows of `readCsvSql`, read by an in-memory DuckDB, as plain values (for tests and small files). */
-export async function* csvRows(inputDir: string, csv: CsvSql): AsyncGenerator<Row> {
-  await checkCsvHeader(inputDir, csv);
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
+/** About how many records the file holds: its size over the bytes per line of its first megabyte. */
+async function estimateRows(inputDir: string, csv: CsvSql): Promise<number | undefined> {
+  const path = join(inputDir, csv.file);
+  const handle = await open(path).catch(() => undefined);
+  if (!handle) return undefined;
   try {
-    const reader = await connection.runAndReadAll(readCsvSql(inputDir, csv)).catch(async (error: unknown) => {
-      throw (await csvReadError(connection, inputDir, csv, error)) ?? error;
-    });
-    // BIGINT ids as numbers (they fit), so rows compare like the JavaScript reader's.
-    for (const row of reader.getRowObjectsJS()) {
-      yield Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v]));
-    }
+    const { buffer, bytesRead } = await handle.read(Buffer.alloc(1 << 20), 0, 1 << 20, 0);
+    let lines = 0;
+    for (let i = buffer.indexOf(10); i >= 0 && i < bytesRead; i = buffer.indexOf(10, i + 1)) lines++;
+    if (lines < 2) return undefined;
+    return Math.max(0, Math.round((await stat(path)).size / (bytesRead / lines)) - 1);
   } finally {
-    connection.closeSync();
-    instance.closeSync();
+    await handle.close();
   }
 }

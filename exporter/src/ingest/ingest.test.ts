@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { allTables } from '@uda/shared/catalog';
 import { allTableSpecs } from '../sources.ts';
 import { censusTables, columnType } from './census.ts';
-import { readCsv } from './csv.ts';
 import { foodTables } from './food.ts';
 import { gutenbergTables, parseAuthors } from './gutenberg.ts';
 import { liveTables } from './live.ts';
@@ -46,14 +45,14 @@ describe('gutenberg pg_catalog.csv', () => {
     expect(rows).toHaveLength(1823);
   });
 
-  it('splits role-tagged authors into name, dates and role', () => {
-    expect(parseAuthors('Aesop, 621? BCE-565? BCE; Townsend, George Fyler, 1814-1900 [Translator]')).toEqual([
+  it('splits role-tagged authors into name, dates and role', async () => {
+    expect(await parseAuthors('Aesop, 621? BCE-565? BCE; Townsend, George Fyler, 1814-1900 [Translator]')).toEqual([
       { name: 'Aesop', dates: '621? BCE-565? BCE', role: 'Author' },
       { name: 'Townsend, George Fyler', dates: '1814-1900', role: 'Translator' },
     ]);
-    expect(parseAuthors('United States')).toEqual([{ name: 'United States', dates: null, role: 'Author' }]);
-    expect(parseAuthors('')).toEqual([]);
-    expect(parseAuthors('Smith, John [Author of introduction, etc.]')).toEqual([
+    expect(await parseAuthors('United States')).toEqual([{ name: 'United States', dates: null, role: 'Author' }]);
+    expect(await parseAuthors('')).toEqual([]);
+    expect(await parseAuthors('Smith, John [Author of introduction, etc.]')).toEqual([
       { name: 'Smith, John', dates: null, role: 'Author of introduction, etc.' },
     ]);
   });
@@ -88,12 +87,15 @@ describe('census estimates', () => {
     expect(columnType('COUNTY')).toBe('VARCHAR');
   });
 
-  it('refuses a Latin-1 byte in a file declared UTF-8, naming the line', async () => {
-    await writeFile(join(scratch, 'latin1.csv'), Buffer.concat([Buffer.from('a,b\n1,ok\n2,Do'), Buffer.from([0xf1]), Buffer.from('a\n')]));
-    const read = async () => {
-      for await (const _ of readCsv(scratch, 'latin1.csv', 'utf8')) void _;
-    };
-    await expect(read()).rejects.toThrow('latin1.csv:3: text is not valid utf8');
+  it('refuses a Latin-1 byte in the file declared UTF-8, naming the line', async () => {
+    const dir = join(scratch, 'census-bad');
+    await mkdir(join(dir, 'census'), { recursive: true });
+    const lines = (await readFile(join(DATA, 'census/NST-EST2023-ALLDATA.csv'), 'latin1')).split('\r\n');
+    lines[2] = lines[2]!.replace('Northeast Region', 'Nordeste Regi\u00f3n');
+    await writeFile(join(dir, 'census/NST-EST2023-ALLDATA.csv'), Buffer.from(lines.join('\r\n'), 'latin1'));
+    await writeFile(join(dir, 'census/co-est2019-alldata.csv'), await readFile(join(DATA, 'census/co-est2019-alldata.csv')));
+    const [states] = await censusTables(dir);
+    await expect(collect(states)).rejects.toThrow('census/NST-EST2023-ALLDATA.csv:3: text is not valid utf8');
   });
 });
 

@@ -2,7 +2,7 @@
  * What every ingest module hands to the builder: a typed table and a stream of its rows.
  * Row values are plain JSON values; DuckDB casts them to the declared column types on load.
  */
-import type { CsvSql } from './csv-sql.ts';
+import type { SqlSource } from './sql-source.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -14,8 +14,8 @@ export interface TableSpec {
   readonly primaryKey?: readonly string[];
   /** Secondary indexes for the lookups' point queries. */
   readonly indexes?: readonly (readonly string[])[];
-  /** Set for a CSV file DuckDB reads itself: the builder loads it with `read_csv`, not through `rows`. */
-  readonly csv?: { readonly inputDir: string; readonly source: CsvSql };
+  /** Set for an input DuckDB reads itself (`read_csv`, `read_json`): the builder loads its SELECT, not `rows`. */
+  readonly sql?: SqlSource;
   rows(): AsyncIterable<Row>;
 }
 
