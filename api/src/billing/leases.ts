@@ -30,6 +30,16 @@ const LEASE_MIN_REQUESTS = 20;
 /** ... and at most this part of the balance, unless the balance is small enough to take whole. */
 const LEASE_MAX_SHARE = 0.5;
 
+// A flush's charges in one statement with one parameter: building a multi-row insert cost about
+// 16 µs of API CPU per row (measured with knex's toSQL on 1,000 rows), a third of what a charged
+// lookup added over an uncharged one in `bench:gateway`. The charges move no bucket: the lease
+// already took their money.
+const WRITE_CHARGES_SQL = `
+INSERT INTO ledger (account_id, idempotency_key, kind, amount_micro, grant_micro, topoff_micro, period, breakdown, request_id, query_id, lease_id)
+SELECT r.account_id, r.idempotency_key, 'charge', r.amount_micro, 0, 0, ?, r.breakdown, r.request_id, r.query_id, r.lease_id
+FROM jsonb_to_recordset(?::jsonb) AS r(account_id uuid, idempotency_key text, amount_micro bigint, breakdown jsonb, request_id text, query_id text, lease_id uuid)
+ON CONFLICT (idempotency_key) DO NOTHING`;
+
 /**
  * How much a new lease (or an extension) takes: about ten seconds of the account's recent spend and
  * at least twenty requests' worth, but at most half the balance; a balance under two minimum
@@ -123,26 +133,17 @@ export class LeaseBook {
 
   /** Writes flushed lookups as `charge` rows under their leases; a key already written is skipped. */
   async writeCharges(records: readonly PendingCharge[]): Promise<void> {
-    const period = periodOf(this.#date());
+    if (!records.length) return;
     const rows = records.map((r) => ({
       account_id: r.accountId,
       idempotency_key: r.key,
-      kind: 'charge',
       amount_micro: r.amountMicro,
-      grant_micro: 0,
-      topoff_micro: 0,
-      period,
-      breakdown: JSON.stringify(r.breakdown ?? []),
+      breakdown: r.breakdown ?? [],
       request_id: r.requestId ?? null,
       query_id: r.queryId ?? null,
       lease_id: r.leaseId,
     }));
-    for (let i = 0; i < rows.length; i += 1_000) {
-      await this.#db('ledger')
-        .insert(rows.slice(i, i + 1_000))
-        .onConflict('idempotency_key')
-        .ignore();
-    }
+    await this.#db.raw(WRITE_CHARGES_SQL, [periodOf(this.#date()), JSON.stringify(rows)]);
   }
 
   /**
