@@ -114,6 +114,38 @@ describe.each(wallets)('credit leases with %s', (_name, makeWallet) => {
     expect(await ledgerNet(account.id)).toBe(12_000);
   });
 
+  it('serves concurrent lookups after their lease was settled, never answering 402 while the balance covers them', async () => {
+    const { accounts, billing } = pod(makeWallet());
+    const account = await accounts.create({ email: 'resettled@example.com', tier: 'pro' });
+    await accounts.addTopoff(account.id, 1_000_000_000_000);
+    const payer = { accountId: account.id, tier: account.tier };
+    const refused: unknown[] = [];
+    for (let round = 0; round < 8; round++) {
+      const results = await Promise.allSettled(Array.from({ length: 50 }, () => billing.deliverOnce(payer, { costMicro: 4_000 })));
+      refused.push(...results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason));
+      await billing.settleOpenLease(account.id);
+    }
+    expect(refused).toEqual([]);
+  });
+
+  it('serves every lookup the balance covers, even when its credit is split between the lease and the buckets', async () => {
+    const { accounts, billing } = pod(makeWallet());
+    const account = await accounts.create({ email: 'split@example.com', tier: 'free' });
+    // Fifty lookups' worth: more than a small balance, so leases take slices of it, not all of it.
+    await accounts.setGrant(account.id, 50 * 4_000);
+    const payer = { accountId: account.id, tier: account.tier };
+    let served = 0;
+    for (let i = 0; i < 50; i++) {
+      await (await billing.deliverOnce(payer, { costMicro: 4_000 })).complete();
+      served++;
+    }
+    expect(served).toBe(50);
+    await expect(billing.deliverOnce(payer, { costMicro: 4_000 })).rejects.toMatchObject({ status: 402 });
+    await billing.settleOpenLease(account.id);
+    expect(await accounts.balance(account.id)).toBe(0);
+    expect(await ledgerNet(account.id)).toBe(50 * 4_000);
+  });
+
   it('settles an expired lease from any pod, and a second settlement changes nothing', async () => {
     const wallet = makeWallet();
     const first = pod(wallet);

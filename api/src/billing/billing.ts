@@ -269,7 +269,7 @@ export class Billing {
       const inFlight = this.#taking.get(payer.accountId);
       // Another request of this pod is taking a lease: spend from it, or take one for this cost after it.
       if (inFlight) await inFlight.catch(() => undefined);
-      else await this.#takeLease(payer.accountId, record.amountMicro);
+      else await this.#takeLease(payer.accountId, record.amountMicro, record.amountMicro);
     }
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
   }
@@ -284,18 +284,23 @@ export class Billing {
       if (!(error instanceof ApiError)) throw error;
       this.#lastLease.delete(accountId);
     };
-    void this.track(this.#takeLease(accountId, costMicro).catch(refused)).catch(() => undefined);
+    void this.track(this.#takeLease(accountId, costMicro, last.micro / 4).catch(refused)).catch(() => undefined);
   }
 
-  /** One lease take per account at a time in this pod. */
-  #takeLease(accountId: string, costMicro: number): Promise<void> {
-    const taking = this.#takeLeaseNow(accountId, costMicro).finally(() => this.#taking.delete(accountId));
+  /** One lease take per account at a time in this pod; none while the wallet holds `enoughMicro`. */
+  #takeLease(accountId: string, costMicro: number, enoughMicro: number): Promise<void> {
+    const taking = this.#takeLeaseNow(accountId, costMicro, enoughMicro).finally(() => this.#taking.delete(accountId));
     this.#taking.set(accountId, taking);
     return taking;
   }
 
   /** Moves a slice of the balance into the account's lease and its wallet; 402 when even `costMicro` is not there. */
-  async #takeLeaseNow(accountId: string, costMicro: number): Promise<void> {
+  async #takeLeaseNow(accountId: string, costMicro: number, enoughMicro: number): Promise<void> {
+    // A request that found the wallet short may get here after another take (of this pod or
+    // another) refilled it. Taking again would move more of the balance out of the buckets, up to
+    // half of what is left each time: a burst of such takes drained the buckets, and a lookup got a
+    // 402 while the wallet held the whole balance.
+    if ((await this.#wallet.unspent(accountId)) >= enoughMicro) return;
     const now = this.#now();
     const last = this.#lastLease.get(accountId);
     // At least a second between takes in the estimate: a lease grows at most tenfold per take.
