@@ -7,8 +7,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { loadTable } from '../build/database.ts';
+import { loadTableAlone } from '../../test/load-table.ts';
 import { censusTables } from './census.ts';
 import { foodTables } from './food.ts';
 import { gutenbergTables } from './gutenberg.ts';
@@ -38,15 +37,8 @@ async function withLine(name: string, file: string, line: number, text: string, 
   return dir;
 }
 
-async function build(table: TableSpec): Promise<number> {
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  try {
-    return await loadTable(connection, table, scratch);
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
+function build(table: TableSpec): Promise<number> {
+  return loadTableAlone(table, scratch);
 }
 
 describe('FoodData Central files read by DuckDB', () => {

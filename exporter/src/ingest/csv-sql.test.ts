@@ -6,8 +6,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { loadTable } from '../build/database.ts';
+import { loadTableAlone } from '../../test/load-table.ts';
 import { foodTables } from './food.ts';
 
 const DATA = join(import.meta.dirname, '..', '..', 'data');
@@ -31,14 +30,7 @@ async function load(name: string, content: string | Buffer): Promise<number> {
   const dir = join(scratch, name);
   await mkdir(join(dir, 'food'), { recursive: true });
   await writeFile(join(dir, 'food/food_nutrient.csv'), content);
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  try {
-    return await loadTable(connection, foodTables(dir)[1]!, dir);
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
+  return loadTableAlone(foodTables(dir)[1]!, dir);
 }
 
 const file = (...rows: string[]) => `${[header, ...rows].join('\n')}\n`;

@@ -7,8 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { loadTable } from '../build/database.ts';
+import { loadTableAlone } from '../../test/load-table.ts';
 import { pwcTables } from './pwc.ts';
 import type { TableSpec } from './table-spec.ts';
 
@@ -34,15 +33,8 @@ async function inputWith(name: string, content: string | Buffer, file = PAPERS):
   return dir;
 }
 
-async function build(table: TableSpec): Promise<number> {
-  const instance = await DuckDBInstance.create(':memory:');
-  const connection = await instance.connect();
-  try {
-    return await loadTable(connection, table, scratch);
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
+function build(table: TableSpec): Promise<number> {
+  return loadTableAlone(table, scratch);
 }
 
 describe('papers-with-abstracts.json through read_json', () => {
