@@ -7,7 +7,8 @@
  * Every process is separate: s3rver, one runner, the API, and this client.
  * Env: BENCH_ROWS (2,000,000), BENCH_ITERATIONS (20), BENCH_EXPORT_MB (200, or a list such as
  * `50,200` to compare peak RSS across sizes), BENCH_PARTS (`queries,export`), BENCH_CPU_PROF (a
- * folder: the API and the runner write `--cpu-prof` profiles there when the run ends),
+ * folder: the API and the runner write `--cpu-prof` profiles there when the run ends), BENCH_PHASES
+ * (any value: the API prints, on exit, the mean wall time of each service call it made),
  * BENCH_DATABASE_URL, BENCH_REDIS_URL, S3_ENDPOINT/S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY (an
  * external S3 instead of s3rver).
  */
@@ -18,7 +19,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3Store } from '@uda/shared/object-store';
-import { postQuery, startChild, waitReady } from '@uda/query-runner/test-support/harness';
+import { RESULT_ENVELOPE_TYPE } from '@uda/shared/runner-contract';
+import { startChild, waitReady } from '@uda/query-runner/test-support/harness';
 import { type BenchBlob, BLOB_NAMES, benchDatabase, bigFile, createBenchDatabase, publish, spawnJson } from './sql-fixtures.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 2_000_000);
@@ -37,16 +39,6 @@ const QUERIES = [
 ];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
-
-async function timeIt(once: (i: number) => Promise<void>): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < ITERATIONS; i++) {
-    const start = performance.now();
-    await once(i);
-    times.push(performance.now() - start);
-  }
-  return median(times);
-}
 
 async function drain(res: Response): Promise<number> {
   let bytes = 0;
@@ -82,7 +74,7 @@ async function peakRssDuring(pid: number, work: () => Promise<void>): Promise<nu
 
 /** Ends a child so that `--cpu-prof` writes its profile (it does on exit, not on SIGKILL). */
 async function stop(child: ChildProcess): Promise<void> {
-  if (!CPU_PROF || child.exitCode !== null) return void child.kill('SIGKILL');
+  if (!(CPU_PROF || process.env.BENCH_PHASES) || child.exitCode !== null) return void child.kill('SIGKILL');
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
@@ -124,7 +116,7 @@ async function main(): Promise<void> {
   ]);
   try {
     const auth = { authorization: `Bearer ${api.info.apiKey}`, 'content-type': 'application/json' };
-    if (PARTS.has('queries')) await benchQueries(runner.url, api.info.url, api.child.pid!, auth);
+    if (PARTS.has('queries')) await benchQueries(runner.url, api.info.url, { api: api.child.pid!, runner: runner.child.pid! }, auth);
     if (blobs.length > 0) await benchExports(store, api.info.url, api.child.pid!, auth, blobs);
     process.stdout.write(
       `\ncommand: npm run bench:sql (BENCH_ROWS=${ROWS}, BENCH_ITERATIONS=${ITERATIONS}, BENCH_EXPORT_MB=${sizes.join(',')}, BENCH_PARTS=${[...PARTS].join(',')}); S3 ${s3.endpoint}\n`,
@@ -137,43 +129,94 @@ async function main(): Promise<void> {
   }
 }
 
-async function benchQueries(runnerUrl: string, apiUrl: string, apiPid: number, auth: Record<string, string>): Promise<void> {
-  process.stdout.write(`\nquery latency, median of ${ITERATIONS} runs each, uncached except the last row (ms); API CPU: the API process's CPU ms per request\n`);
-  process.stdout.write(`${'query'.padEnd(16)} ${'runner'.padStart(8)} ${'API'.padStart(8)} ${'overhead'.padStart(9)} ${'added'.padStart(8)} ${'API CPU'.padStart(8)}\n`);
-  // The API's CPU per request over a timed loop: the share of `added` that is the API's own work.
-  const withCpu = async (once: (i: number) => Promise<void>) => {
-    const cpuBefore = cpuMs(apiPid);
-    const median = await timeIt(once);
-    return { median, cpu: (cpuMs(apiPid) - cpuBefore) / ITERATIONS };
+async function benchQueries(runnerUrl: string, apiUrl: string, pids: { api: number; runner: number }, auth: Record<string, string>): Promise<void> {
+  process.stdout.write(
+    `\nquery latency, median of ${ITERATIONS} runs each, the runner and the API taking turns, after one untimed call each; ` +
+      'uncached except the last row (ms). CPU ms per request: the API process, and the runner process for the API\'s calls and for the direct ones\n',
+  );
+  process.stdout.write(
+    `${'query'.padEnd(16)} ${'runner'.padStart(8)} ${'API'.padStart(8)} ${'overhead'.padStart(9)} ${'added'.padStart(8)} ${'API CPU'.padStart(8)} ${'runner CPU via API / direct'.padStart(28)}\n`,
+  );
+  const viaApi = (sql: string) => async () => {
+    const res = await fetch(`${apiUrl}/api/v1/query`, { method: 'POST', headers: auth, body: JSON.stringify({ sql }) });
+    if (res.status !== 200) throw new Error(`${sql}: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
   };
   for (const q of QUERIES) {
-    const direct = await timeIt(async () => {
-      const res = await postQuery(runnerUrl, { queryId: randomUUID(), sql: q.sql, format: 'json' });
-      if (res.status !== 200) throw new Error(`${q.name}: ${JSON.stringify(res.body)}`);
+    // A fresh query id (direct) or a fresh comment (API, which makes the id) per call: every call executes the query.
+    const row = await race(pids, {
+      direct: () => directQuery(runnerUrl, { queryId: randomUUID(), sql: q.sql, format: 'json' }),
+      api: () => viaApi(`/* ${randomUUID()} */ ${q.sql}`)(),
     });
-    // A fresh comment per run gives a fresh query id, so every API call executes the query.
-    const viaApi = await withCpu(async (i) => {
-      const res = await fetch(`${apiUrl}/api/v1/query`, { method: 'POST', headers: auth, body: JSON.stringify({ sql: `/* ${randomUUID()} ${i} */ ${q.sql}` }) });
-      if (res.status !== 200) throw new Error(`${q.name}: ${await res.text()}`);
-      await res.arrayBuffer();
-    });
-    printRow(q.name, direct, viaApi);
+    printRow(q.name, row);
   }
   // The same point lookup re-read inside its window: no execution, so what remains is plumbing
   // (authentication, counters, billing, the runner call).
   const point = QUERIES[0]!.sql;
   const queryId = randomUUID();
-  await postQuery(runnerUrl, { queryId, sql: point, format: 'json' });
-  const directStored = await timeIt(async () => void (await postQuery(runnerUrl, { queryId, sql: point, format: 'json' })));
   const apiSql = `/* ${randomUUID()} */ ${point}`;
-  const post = () => fetch(`${apiUrl}/api/v1/query`, { method: 'POST', headers: auth, body: JSON.stringify({ sql: apiSql }) }).then(async (r) => void (await r.arrayBuffer()));
-  await post();
-  printRow('stored re-read', directStored, await withCpu(post));
+  printRow('stored re-read', await race(pids, { direct: () => directQuery(runnerUrl, { queryId, sql: point, format: 'json' }), api: viaApi(apiSql) }));
 }
 
-function printRow(name: string, direct: number, viaApi: { median: number; cpu: number }): void {
-  const overhead = `${((100 * (viaApi.median - direct)) / direct).toFixed(1)}%`;
-  const cells = [direct.toFixed(1).padStart(8), viaApi.median.toFixed(1).padStart(8), overhead.padStart(9), (viaApi.median - direct).toFixed(1).padStart(8), viaApi.cpu.toFixed(1).padStart(8)];
+/**
+ * The runner called as the API calls it (the same body, the result envelope, the body read as
+ * bytes), so the comparison is like for like: the runner runs, stores Parquet and JSON either way.
+ */
+async function directQuery(runnerUrl: string, body: Record<string, unknown>): Promise<void> {
+  const res = await fetch(`${runnerUrl}/v1/queries`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: RESULT_ENVELOPE_TYPE },
+    body: JSON.stringify({ datasets: [], tenant: 'bench', ...body }),
+  });
+  if (res.status !== 200) throw new Error(`runner: ${res.status} ${await res.text()}`);
+  await res.arrayBuffer();
+}
+
+interface RaceRow {
+  direct: number;
+  api: number;
+  apiCpu: number;
+  runnerCpuViaApi: number;
+  runnerCpuDirect: number;
+}
+
+/**
+ * The direct call and the API call in turns, after one untimed call of each (first-call costs:
+ * lazy set-up, JIT, connections), so a load that changes during the run hits both sides alike.
+ * CPU is summed over the timed calls of each side.
+ */
+async function race(pids: { api: number; runner: number }, calls: { direct: () => Promise<void>; api: () => Promise<void> }): Promise<RaceRow> {
+  await calls.direct();
+  await calls.api();
+  const times = { direct: [] as number[], api: [] as number[] };
+  const cpu = { api: 0, runnerViaApi: 0, runnerDirect: 0 };
+  for (let i = 0; i < ITERATIONS; i++) {
+    let runnerBefore = cpuMs(pids.runner);
+    let start = performance.now();
+    await calls.direct();
+    times.direct.push(performance.now() - start);
+    cpu.runnerDirect += cpuMs(pids.runner) - runnerBefore;
+    const apiBefore = cpuMs(pids.api);
+    runnerBefore = cpuMs(pids.runner);
+    start = performance.now();
+    await calls.api();
+    times.api.push(performance.now() - start);
+    cpu.api += cpuMs(pids.api) - apiBefore;
+    cpu.runnerViaApi += cpuMs(pids.runner) - runnerBefore;
+  }
+  return {
+    direct: median(times.direct),
+    api: median(times.api),
+    apiCpu: cpu.api / ITERATIONS,
+    runnerCpuViaApi: cpu.runnerViaApi / ITERATIONS,
+    runnerCpuDirect: cpu.runnerDirect / ITERATIONS,
+  };
+}
+
+function printRow(name: string, row: RaceRow): void {
+  const overhead = `${((100 * (row.api - row.direct)) / row.direct).toFixed(1)}%`;
+  const runnerCpu = `${row.runnerCpuViaApi.toFixed(1)} / ${row.runnerCpuDirect.toFixed(1)}`;
+  const cells = [row.direct.toFixed(1).padStart(8), row.api.toFixed(1).padStart(8), overhead.padStart(9), (row.api - row.direct).toFixed(1).padStart(8), row.apiCpu.toFixed(1).padStart(8), runnerCpu.padStart(28)];
   process.stdout.write(`${name.padEnd(16)} ${cells.join(' ')}\n`);
 }
 
