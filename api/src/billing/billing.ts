@@ -45,7 +45,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import type { Metrics } from '../metrics.ts';
 import { formatUsd } from '../money.ts';
-import { type WindowSpec, accountOfChargeKey, lookupChargeKey } from './charge-keys.ts';
+import { type WindowSpec, accountOfChargeKey, lookupChargeKey, sqlQueryPrefix } from './charge-keys.ts';
 import type { DeliveryTracker } from './deliveries.ts';
 import { type LeaseBook, leaseSize } from './leases.ts';
 import type { BreakdownItem, ChargeResult, Ledger } from './ledger.ts';
@@ -105,6 +105,8 @@ export interface BillingOptions {
 }
 
 const WAIT_FOR_REFUND_MS = 25;
+/** DECISIONS §6: a stored SQL result is re-read uncharged for 5 minutes. */
+const SQL_RESULT_WINDOW_MS = 5 * 60_000;
 const POSITIVE_BALANCE_TTL_MS = 2_000;
 const WINDOW_ATTEMPTS = 200;
 /** A spend that finds its wallet short takes (or extends) a lease and tries again, this often. */
@@ -377,6 +379,14 @@ export class Billing {
       if (attempt + 1 < attempts) await sleep(WAIT_FOR_REFUND_MS);
     }
     if (attempts > 1) throw new Error(`the flush lock of account ${accountId} stayed taken`);
+  }
+
+  /**
+   * Whether the payer paid for a stored result of this query in the last 5 minutes: a hint that the
+   * request is a re-read (rule 4), never a charge decision. `deliverWindow` still decides the charge.
+   */
+  paidSqlResult(payer: Payer, queryId: string): Promise<boolean> {
+    return this.#ledger.paidSince(payer.accountId, sqlQueryPrefix(payer.accountId, queryId), SQL_RESULT_WINDOW_MS);
   }
 
   /**

@@ -22,7 +22,12 @@ export function lookupChargeKey(accountId: string): string {
 
 /** A stored SQL result: its window is its lifetime, so the result's creation time is in the base. */
 export function sqlWindow(accountId: string, queryId: string, resultCreatedAt: string): WindowSpec {
-  return { base: `sql:${accountId}:${queryId}:${resultCreatedAt}` };
+  return { base: `${sqlQueryPrefix(accountId, queryId)}${resultCreatedAt}` };
+}
+
+/** What the window bases of every stored result of one query start with. */
+export function sqlQueryPrefix(accountId: string, queryId: string): string {
+  return `sql:${accountId}:${queryId}:`;
 }
 
 /** An export file version (its object key names the version) for a rolling window. */

@@ -27,7 +27,7 @@ import { mcpRoutes } from './mcp/routes.ts';
 import { queryRoutes } from './query/routes.ts';
 import type { RouteDeclaration, RouteDef } from './types.ts';
 import { usageRoutes } from './usage/routes.ts';
-import { validateInput } from './validate.ts';
+import { unreadableBody, validateInput } from './validate.ts';
 
 export const API_ROUTES: readonly RouteDeclaration[] = [
   ...docsRoutes(openApiDocument),
@@ -79,7 +79,7 @@ export function registerRoutes(app: Express, routes: readonly RouteDef[], servic
     };
     const { guards: routeGuards, rest } = liftGuards(route.handlers);
     const limits = combinedGuards(limiterBackend, [guards.burst, ...routeGuards]);
-    const body = route.method === 'get' || route.method === 'head' ? [] : [json];
+    const body = route.method === 'get' || route.method === 'head' ? [] : [json, unreadableBody(route.doc)];
     app[route.method](route.path, tag, route.queryToken ? withToken : headerOnly, limits, ...body, ...rest);
   }
 }

@@ -8,9 +8,11 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { StaticRunnerPool } from './pool.ts';
-import { RunnerClient, RunnerCallError } from './client.ts';
+import { RunnerClient, RunnerCallError, rowsOf } from './client.ts';
 
 let refusedUrl: string;
+let oldRunnerUrl: string;
+let oldRunner: Server;
 const resetting: Server[] = [];
 const resettingUrls: string[] = [];
 let resetHits = 0;
@@ -33,15 +35,36 @@ beforeAll(async () => {
     resetting.push(server);
     resettingUrls.push(await listen(server));
   }
+  // A runner from before the result envelope: plain JSON with the rows parsed, whatever the Accept.
+  oldRunner = createServer((_req, res) => {
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.end(JSON.stringify({ cached: false, format: 'json', result: META, rows: [{ title: 'Ulysses', n: 1 }] }));
+  });
+  oldRunnerUrl = await listen(oldRunner);
 });
 
 afterAll(() => {
   for (const server of resetting) server.close();
+  oldRunner.close();
 });
 
 function client(urls: string[]): RunnerClient {
   return new RunnerClient({ pool: new StaticRunnerPool(urls), requestTimeoutMs: 5000, unavailableRetryAfterSeconds: 7 });
 }
+
+const META = {
+  queryId: randomUUID(),
+  rowCount: 1,
+  truncated: false,
+  sqlExecuted: 'SELECT title, 1 AS n FROM gutenberg LIMIT 1',
+  columns: [{ name: 'title', type: 'VARCHAR' }, { name: 'n', type: 'INTEGER' }],
+  tables: ['gutenberg'],
+  rowsBySource: { gutenberg: 1 },
+  dataVersion: 'v1',
+  createdAt: new Date().toISOString(),
+  expiresAt: Date.now() + 300_000,
+  objects: { parquet: { key: 'results/x/1/result.parquet', size: 10, etag: 'e', contentType: 'application/vnd.apache.parquet' } },
+};
 
 const request = () => ({ queryId: randomUUID(), sql: 'SELECT 1', format: 'json' as const, datasets: [] });
 
@@ -60,5 +83,11 @@ describe('RunnerClient', () => {
     const outcome = client(resettingUrls).runQuery(request());
     await expect(outcome).rejects.toMatchObject({ code: 'QUERY_BACKEND_UNAVAILABLE' });
     expect(resetHits).toBe(1);
+  });
+
+  it('reads an older runner\'s plain JSON answer during a rolling deploy, rows included', async () => {
+    const result = await client([oldRunnerUrl]).runQuery(request());
+    expect(result).toMatchObject({ cached: false, format: 'json', result: META });
+    expect(rowsOf(result)).toEqual([{ title: 'Ulysses', n: 1 }]);
   });
 });

@@ -4,13 +4,16 @@
  * Routing: the query id's rendezvous owner first. We move on to the next runner only when the
  * connection was refused, that is before the request was sent, so a query never runs twice.
  * Anything else (a reset, a timeout, a runner dying mid-query) is QUERY_BACKEND_UNAVAILABLE.
- * Query answers come as the result envelope: the head is checked, the rows stay JSON text.
+ * Query answers come as the result envelope: the head is checked, the rows stay JSON text. A runner
+ * from before the envelope answers plain JSON whatever the Accept; during a rolling deploy that is
+ * read too.
  */
 import { z } from 'zod';
 import {
   lookupResponseSchema,
   type LookupRequest,
   type LookupResponse,
+  queryResponseSchema,
   queryResultHeadSchema,
   type QueryResultHead,
   RESULT_ENVELOPE_TYPE,
@@ -84,7 +87,7 @@ export class RunnerClient {
     return this.call(request.key, '/v1/sheets/search', { method: 'POST', body: JSON.stringify(request) }, jsonOf(sheetSearchResponseSchema));
   }
 
-  private async call<T>(routeKey: string, path: string, init: { method: string; body?: string }, parse: (body: Buffer) => T): Promise<T> {
+  private async call<T>(routeKey: string, path: string, init: { method: string; body?: string }, parse: BodyParser<T>): Promise<T> {
     const runners = rankRunners(routeKey, this.options.pool.ready());
     for (const runner of runners) {
       let response: Response;
@@ -103,7 +106,7 @@ export class RunnerClient {
     throw this.unavailable();
   }
 
-  private async parse<T>(response: Response, parse: (body: Buffer) => T): Promise<T> {
+  private async parse<T>(response: Response, parse: BodyParser<T>): Promise<T> {
     let body: Buffer;
     try {
       body = Buffer.from(await response.arrayBuffer());
@@ -112,7 +115,7 @@ export class RunnerClient {
     }
     if (response.ok) {
       try {
-        return parse(body);
+        return parse(body, response.headers.get('content-type') ?? '');
       } catch {
         throw new RunnerCallError('INTERNAL', 'the query-runner sent a malformed result');
       }
@@ -131,7 +134,10 @@ export class RunnerClient {
   }
 }
 
-function jsonOf<T>(schema: z.ZodType<T>): (body: Buffer) => T {
+/** Reads a 2xx body, given its Content-Type. */
+type BodyParser<T> = (body: Buffer, contentType: string) => T;
+
+function jsonOf<T>(schema: z.ZodType<T>): BodyParser<T> {
   return (body) => schema.parse(JSON.parse(body.toString('utf8')));
 }
 
@@ -144,12 +150,19 @@ function parsedJson(body: Buffer): unknown {
 }
 
 /** The result envelope: line one is the head; the rest, when there is any, the rows' JSON text. */
-function resultOf(body: Buffer): RunnerResult {
+function resultOf(body: Buffer, contentType: string): RunnerResult {
+  if (!contentType.startsWith(RESULT_ENVELOPE_TYPE)) return plainResultOf(body);
   const newline = body.indexOf(0x0a);
   if (newline < 0) throw new Error('not a result envelope');
   const head = queryResultHeadSchema.parse(JSON.parse(body.subarray(0, newline).toString('utf8')));
   const rows = body.subarray(newline + 1);
   return rows.length > 0 ? { ...head, rowsJson: rows } : head;
+}
+
+/** An older runner's answer: the head and the parsed rows in one JSON object (read, not the hot path). */
+function plainResultOf(body: Buffer): RunnerResult {
+  const { rows, ...head } = queryResponseSchema.parse(JSON.parse(body.toString('utf8')));
+  return rows ? { ...head, rowsJson: Buffer.from(JSON.stringify(rows)) } : head;
 }
 
 function connectionRefused(error: unknown): boolean {

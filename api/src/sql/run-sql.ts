@@ -5,10 +5,14 @@
  * 5-minute window or runs the query. It never charges: the caller delivers the result under its
  * `window` with `Billing.deliverWindow`, so the charge happens only once a result exists.
  *
- * The up-front checks of a query that runs (402, daily cap: `beforeExecute`) are taken before that
- * one call, and given back when the runner answers from the store: a stored result never needs
- * credit and never counts. When a check refuses, a stored result is still served (a stored-only
- * call); only a query that would have to run gets the refusal.
+ * A re-read of a result the caller already paid for (`alreadyPaid`, from the ledger) is a
+ * stored-only call: it never runs SQL, so it takes none of a run's checks, and when the result is
+ * gone it falls through to the path below. That path takes the up-front checks of a query that
+ * runs (402, daily cap: `beforeExecute`) before its one call, and gives them back when the runner
+ * answers from the store (a stored result nobody paid for yet: free queries, a refunded charge). A
+ * stored result never needs credit and never counts. When a check refuses, a stored result is still
+ * served (a stored-only call); only a query that would have to run gets the refusal. So every run
+ * is preceded by the checks, whatever the ledger said.
  */
 import { createHash } from 'node:crypto';
 import type { ResultFormat, ResultMeta, RunQueryRequest } from '@uda/shared/runner-contract';
@@ -48,6 +52,8 @@ export interface RunSqlHooks {
    * cap (DECISIONS §3, §4). Its undo runs when the query then never ran (busy, backend down).
    */
   readonly beforeExecute?: () => Promise<Undo | void>;
+  /** Whether the caller paid for a stored result of this query within its window: then it is read, not run. */
+  readonly alreadyPaid?: (queryId: string) => Promise<boolean>;
 }
 
 export interface SqlResult {
@@ -89,6 +95,10 @@ export async function runSql(services: SqlServices, caller: SqlCaller, request: 
 
 /** One runner call: the stored result or a run, with the run's checks taken first (see the top). */
 async function storedOrRun(services: SqlServices, run: RunQueryRequest, hooks: RunSqlHooks): Promise<RunnerResult> {
+  if (await hooks.alreadyPaid?.(run.queryId)) {
+    const paid = await stored(services, run.queryId, run.format);
+    if (paid) return paid;
+  }
   let undo: Undo | void;
   try {
     undo = await hooks.beforeExecute?.();

@@ -318,13 +318,6 @@ export interface components {
                 message: "Internal Server Error";
             };
         };
-        /** @description Export, SQL and connected-sheet routes. */
-        FlatError: {
-            /** @constant */
-            status: "error";
-            /** @description Safe to show to a user; says what to fix. */
-            message: string;
-        };
         /** @description A SQL failure: the flat shape with `code`. */
         SqlError: {
             /** @constant */
@@ -332,6 +325,13 @@ export interface components {
             message: string;
             /** @enum {string} */
             code: "QUERY_INVALID" | "QUERY_TIMEOUT" | "QUERY_RESULT_TOO_LARGE" | "QUERY_BUSY" | "QUERY_BACKEND_UNAVAILABLE";
+        };
+        /** @description Export, SQL and connected-sheet routes. */
+        FlatError: {
+            /** @constant */
+            status: "error";
+            /** @description Safe to show to a user; says what to fix. */
+            message: string;
         };
         /** @description 402 on export and SQL routes. Nothing was charged. */
         InsufficientCredit: {
@@ -543,13 +543,13 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_INPUT, QUERY_INVALID. See docs/errors.md. */
+            /** @description QUERY_INVALID. See docs/errors.md. */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"];
                 };
             };
             /** @description AUTH_REQUIRED. See docs/errors.md. */

@@ -42,6 +42,16 @@ describe('SQL routes: errors are flat, coded and never charged', () => {
     await api.close();
   });
 
+  it('400 QUERY_INVALID in the flat shape for a body that is not JSON', async () => {
+    const api = await stack.start();
+    const { accountId, apiKey } = await api.account();
+    const res = await api.get('/api/v1/query', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body: '{"sql": "SELECT 1"' });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ status: 'error', code: 'QUERY_INVALID', message: 'The request body is not valid JSON.' });
+    expect(await ledgerOf(stack.ctx, accountId)).toHaveLength(0);
+    await api.close();
+  });
+
   it('400 QUERY_INVALID for an engine error in a valid SELECT', async () => {
     const api = await stack.start();
     const { apiKey } = await api.account();
@@ -112,4 +122,25 @@ describe('SQL routes: errors are flat, coded and never charged', () => {
     expect(res.headers.get('ratelimit-remaining')).toBe('0');
     await api.close();
   });
+
+  it('a paid re-read is decided before the daily cap: at the cap it counts no rejection, and a new query still gets the 429', async () => {
+    const api = await stack.start({ limits: { exportDaily: 1 } });
+    const { apiKey } = await api.account();
+    const sql = 'SELECT title FROM gutenberg ORDER BY text_id LIMIT 1';
+    expect((await post(api, apiKey, { sql })).status).toBe(200);
+    const before = await exportCapRejections(api);
+    const reread = await post(api, apiKey, { sql });
+    expect(reread.status).toBe(200);
+    expect(reread.headers.get('x-service-cached')).toBe('true');
+    expect(await exportCapRejections(api)).toBe(before);
+    expect((await post(api, apiKey, { sql: 'SELECT title FROM gutenberg ORDER BY text_id LIMIT 2' })).status).toBe(429);
+    expect(await exportCapRejections(api)).toBe(before + 1);
+    await api.close();
+  });
 });
+
+/** Requests the export/SQL daily cap refused, as the API's metrics count them. */
+async function exportCapRejections(api: TestApi): Promise<number> {
+  const { values } = await api.services.metrics.rateLimitRejections.get();
+  return values.find((v) => v.labels.kind === 'export_daily')?.value ?? 0;
+}

@@ -34,7 +34,7 @@ const postDoc: RouteDoc = {
   responses: {
     200: { description: 'The result.', content: { 'application/json': queryResponse }, headers: { ...resultHeaders, ...dailyCapHeaders } },
   },
-  errors: [ErrorCode.INVALID_INPUT, ...SQL_ERRORS],
+  errors: SQL_ERRORS,
 };
 
 function fileDoc(format: 'csv' | 'parquet'): RouteDoc {

@@ -20,9 +20,13 @@ export function sqlCallerOf(req: Request): SqlCaller {
   return payer;
 }
 
-/** Before a query runs (never for a stored result): 402 at zero balance, then the daily cap. */
+/**
+ * Before a query runs (never for a stored result): 402 at zero balance, then the daily cap. A
+ * result the caller paid for is read first, without them (DECISIONS §4: re-reads do not count).
+ */
 export function sqlHooks(services: Services, req: Request, res: Response): RunSqlHooks {
   return {
+    alreadyPaid: (queryId) => services.billing.paidSqlResult(sqlCallerOf(req), queryId),
     beforeExecute: async () => {
       await services.billing.requireCredit(sqlCallerOf(req));
       return consumeDailyCap(services.guards.exportCapOptions, req, res);
