@@ -49,7 +49,7 @@ import { type WindowSpec, accountOfChargeKey, lookupChargeKey, sqlQueryPrefix } 
 import type { DeliveryTracker } from './deliveries.ts';
 import { type LeaseBook, leaseSize } from './leases.ts';
 import type { BreakdownItem, ChargeResult, Ledger } from './ledger.ts';
-import type { ChargeRecord, Wallet } from './wallet.ts';
+import type { Buckets, ChargeRecord, Wallet } from './wallet.ts';
 
 /** Who pays: an account at its tier. Anonymous callers are never charged and never get here. */
 export interface Payer {
@@ -153,6 +153,18 @@ export class Billing {
   async balance(accountId: string): Promise<number> {
     const [buckets, unspent] = await Promise.all([this.refreshBuckets(accountId), this.#orWhileWalletFails(this.#wallet.unspent(accountId), 0)]);
     return buckets + unspent;
+  }
+
+  /**
+   * The balance when a charge's statement reported the buckets it left: they go to the wallet (for
+   * lookups to report) while the lease's unspent credit is read, with no PostgreSQL read.
+   */
+  async #balanceWith(accountId: string, buckets: Buckets): Promise<number> {
+    const [, unspent] = await Promise.all([
+      this.#orWhileWalletFails(this.#wallet.storeBuckets(accountId, buckets), undefined),
+      this.#orWhileWalletFails(this.#wallet.unspent(accountId), 0),
+    ]);
+    return buckets.micro + unspent;
   }
 
   /**
@@ -422,7 +434,7 @@ export class Billing {
       await undo?.();
       throw error;
     });
-    const balanceMicro = await this.balance(payer.accountId);
+    const balanceMicro = result.ok && result.buckets ? await this.#balanceWith(payer.accountId, result.buckets) : await this.balance(payer.accountId);
     this.#rememberPositive(payer.accountId, balanceMicro);
     if (!result.ok) {
       await undo?.();

@@ -8,41 +8,42 @@
  */
 import type { Redis } from 'ioredis';
 import { DELIVERY_STATE_TTL_MS, type DeliveryTracker } from './deliveries.ts';
+import { type Script, runScript, script } from './redis-scripts.ts';
 
 // KEYS: deliveries, state, open. ARGV: delivery id, expiry, state ttl, charge key.
-const BEGIN = `
+const BEGIN = script(`
 local st = redis.call('GET', KEYS[2])
 if st == 'refunding' or st == 'refunded' then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('ZADD', KEYS[3], 'GT', ARGV[2], ARGV[4])
-return 1`;
+return 1`);
 
-const TOUCH = `
+const TOUCH = script(`
 if redis.call('ZADD', KEYS[1], 'XX', 'CH', ARGV[2], ARGV[1]) == 1 then redis.call('ZADD', KEYS[3], 'GT', ARGV[2], ARGV[4]) end
-return 0`;
+return 0`);
 
-const COMPLETE = `
+const COMPLETE = script(`
 redis.call('ZREM', KEYS[1], ARGV[1])
 if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('ZREM', KEYS[3], ARGV[4]) end
 redis.call('SET', KEYS[2], 'done', 'PX', ARGV[3], 'NX')
-return 0`;
+return 0`);
 
-const RELEASE = `
+const RELEASE = script(`
 redis.call('ZREM', KEYS[1], ARGV[1])
 if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('ZREM', KEYS[3], ARGV[4]) end
-return 0`;
+return 0`);
 
 // ARGV[2] is "now" here: entries that expired no longer count as in flight.
-const ABANDON = `
+const ABANDON = script(`
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
 if redis.call('ZCARD', KEYS[1]) > 0 then return 0 end
 redis.call('ZREM', KEYS[3], ARGV[4])
-return redis.call('SET', KEYS[2], 'refunding', 'PX', ARGV[3], 'NX') and 1 or 0`;
+return redis.call('SET', KEYS[2], 'refunding', 'PX', ARGV[3], 'NX') and 1 or 0`);
 
 // KEYS: open. ARGV: now, key prefix, state ttl. Charges whose latest expiry passed.
-const REAP = `
+const REAP = script(`
 local out = {}
 for _, charge in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 100)) do
   local d = ARGV[2] .. 'dlv:' .. charge
@@ -55,7 +56,7 @@ for _, charge in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'L
     if redis.call('SET', ARGV[2] .. 'dlv-state:' .. charge, 'refunding', 'PX', ARGV[3], 'NX') then table.insert(out, charge) end
   end
 end
-return out`;
+return out`);
 
 export class RedisDeliveryTracker implements DeliveryTracker {
   readonly #redis: Redis;
@@ -66,9 +67,9 @@ export class RedisDeliveryTracker implements DeliveryTracker {
     this.#prefix = options.prefix;
   }
 
-  #run(script: string, chargeKey: string, deliveryId: string, arg: number): Promise<unknown> {
+  #run(step: Script, chargeKey: string, deliveryId: string, arg: number): Promise<unknown> {
     const keys = [`${this.#prefix}dlv:${chargeKey}`, `${this.#prefix}dlv-state:${chargeKey}`, `${this.#prefix}dlv-open`];
-    return this.#redis.eval(script, 3, ...keys, deliveryId, arg, DELIVERY_STATE_TTL_MS, chargeKey);
+    return runScript(this.#redis, step, keys, deliveryId, arg, DELIVERY_STATE_TTL_MS, chargeKey);
   }
 
   async begin(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<boolean> {
@@ -92,7 +93,7 @@ export class RedisDeliveryTracker implements DeliveryTracker {
   }
 
   async reap(nowMs: number): Promise<string[]> {
-    return (await this.#redis.eval(REAP, 1, `${this.#prefix}dlv-open`, nowMs, this.#prefix, DELIVERY_STATE_TTL_MS)) as string[];
+    return (await runScript(this.#redis, REAP, [`${this.#prefix}dlv-open`], nowMs, this.#prefix, DELIVERY_STATE_TTL_MS)) as string[];
   }
 
   async refunded(chargeKey: string): Promise<void> {

@@ -18,6 +18,7 @@ import { type AccountRow, type AccountStore, AccountNotFound, accountFromRow } f
 import { periodOf, splitCharge } from '../money.ts';
 import { type WindowSpec, refundKey, windowChargeKey } from './charge-keys.ts';
 import { MONTHLY_GRANT_MICRO_USD } from './prices.ts';
+import type { Buckets } from './wallet.ts';
 
 export interface BreakdownItem {
   readonly source: string;
@@ -36,7 +37,14 @@ export interface ChargeRequest {
 }
 
 export type ChargeResult =
-  | { readonly ok: true; readonly chargedMicro: number; readonly balanceMicro: number; readonly duplicate: boolean }
+  | {
+      readonly ok: true;
+      readonly chargedMicro: number;
+      readonly balanceMicro: number;
+      readonly duplicate: boolean;
+      /** The buckets and their version as this charge's own statement left them (a lone new charge only). */
+      readonly buckets?: Buckets;
+    }
   | { readonly ok: false; readonly balanceMicro: number };
 
 
@@ -56,7 +64,7 @@ const APPLY_LEDGER_ROW = `
 UPDATE accounts a SET grant_micro = cur.g - ins.grant_micro, topoff_micro = cur.t - ins.topoff_micro,
   period = ?, updated_at = now()
 FROM cur, ins WHERE a.id = cur.id
-RETURNING a.grant_micro, a.topoff_micro`;
+RETURNING a.grant_micro, a.topoff_micro, a.balance_version`;
 
 // A lone charge (the common case when an account has one request in flight) is one statement:
 // one round trip instead of a six-step transaction. It locks the row, applies the lazy reset,
@@ -212,7 +220,7 @@ export class Ledger {
   async #chargeOne(request: ChargeRequest): Promise<ChargeResult> {
     const amount = request.amountMicro;
     const period = periodOf(this.#now());
-    const result = await this.#db.raw<{ rows: { grant_micro: string; topoff_micro: string }[] }>(CHARGE_SQL, [
+    const result = await this.#db.raw<{ rows: { grant_micro: string; topoff_micro: string; balance_version: string }[] }>(CHARGE_SQL, [
       ...grantBindings(period),
       request.accountId,
       request.idempotencyKey,
@@ -228,7 +236,10 @@ export class Ledger {
       period,
     ]);
     const row = result.rows[0];
-    if (row) return { ok: true, chargedMicro: amount, balanceMicro: Number(row.grant_micro) + Number(row.topoff_micro), duplicate: false };
+    if (row) {
+      const balanceMicro = Number(row.grant_micro) + Number(row.topoff_micro);
+      return { ok: true, chargedMicro: amount, balanceMicro, duplicate: false, buckets: { micro: balanceMicro, version: Number(row.balance_version) } };
+    }
     // Nothing happened: the idempotency key was used already, or the balance was short.
     const balanceMicro = await this.#accounts.balance(request.accountId);
     const existing = await this.#db('ledger').where({ idempotency_key: request.idempotencyKey }).first('amount_micro');

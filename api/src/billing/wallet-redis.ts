@@ -7,8 +7,9 @@
  * `<prefix>wal-lock:<account>` (the flush lock); and `<prefix>wal-dirty` (set of accounts with a
  * pending log).
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { type Script, runScript, script } from './redis-scripts.ts';
 import type { Buckets, ChargeRecord, PendingCharge, SpendResult, UnspendResult, Wallet } from './wallet.ts';
 
 /** A flush that takes longer than this loses its lock; far above any ledger write. */
@@ -76,16 +77,6 @@ if redis.call('HLEN', KEYS[1]) == 0 then redis.call('SREM', KEYS[3], ARGV[2]) en
 redis.call('DEL', KEYS[2])
 return 1`;
 
-interface Script {
-  readonly lua: string;
-  readonly sha: string;
-}
-
-function script(lua: string): Script {
-  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
-}
-
-// Called by SHA: a spend sends its arguments, not the script's text.
 const SCRIPTS = {
   spend: script(SPEND),
   storeBuckets: script(STORE_BUCKETS),
@@ -122,14 +113,8 @@ export class RedisWallet implements Wallet {
     return `${this.#prefix}wal-dirty`;
   }
 
-  /** EVALSHA, and EVAL once when Redis does not know the script yet (a restart, a flush). */
-  async #run(s: Script, keys: readonly string[], ...args: (string | number)[]): Promise<unknown> {
-    try {
-      return await this.#redis.evalsha(s.sha, keys.length, ...keys, ...args);
-    } catch (error) {
-      if (!String(error).includes('NOSCRIPT')) throw error;
-      return this.#redis.eval(s.lua, keys.length, ...keys, ...args);
-    }
+  #run(s: Script, keys: readonly string[], ...args: (string | number)[]): Promise<unknown> {
+    return runScript(this.#redis, s, keys, ...args);
   }
 
   async spend(accountId: string, record: ChargeRecord): Promise<SpendResult> {

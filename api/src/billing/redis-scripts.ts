@@ -1,0 +1,25 @@
+/**
+ * Lua scripts called by SHA: a call sends its keys and arguments, not the script's text (the
+ * billing steps run on every charged request, and their text is most of a call's bytes).
+ */
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+export interface Script {
+  readonly lua: string;
+  readonly sha: string;
+}
+
+export function script(lua: string): Script {
+  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
+}
+
+/** EVALSHA, and EVAL once when Redis does not know the script yet (a restart, a flush). */
+export async function runScript(redis: Redis, s: Script, keys: readonly string[], ...args: (string | number)[]): Promise<unknown> {
+  try {
+    return await redis.evalsha(s.sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (!String(error).includes('NOSCRIPT')) throw error;
+    return redis.eval(s.lua, keys.length, ...keys, ...args);
+  }
+}
