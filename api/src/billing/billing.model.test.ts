@@ -15,6 +15,7 @@ import { AccountStore } from '../accounts/store.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { type Delivery, Billing } from './billing.ts';
 import { type WindowSpec, exportWindow, sqlWindow } from './charge-keys.ts';
+import { MemoryDeliveryTracker } from './deliveries.ts';
 import { RedisDeliveryTracker } from './deliveries-redis.ts';
 import { LEASE_TTL_MS, LeaseBook } from './leases.ts';
 import { Ledger } from './ledger.ts';
@@ -27,7 +28,7 @@ beforeAll(async () => {
 afterAll(() => ctx.close());
 
 type Step =
-  | { kind: 'window'; pod: number; window: number; bytes: boolean }
+  | { kind: 'window'; pod: number; window: number; bytes: boolean; made: boolean }
   | { kind: 'lookup'; pod: number }
   | { kind: 'complete'; pick: number }
   | { kind: 'break'; pick: number }
@@ -37,7 +38,7 @@ type Step =
   | { kind: 'crash'; pod: number };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('window' as const), pod: fc.nat(1), window: fc.nat(2), bytes: fc.boolean() }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('window' as const), pod: fc.nat(1), window: fc.nat(2), bytes: fc.boolean(), made: fc.boolean() }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('lookup' as const), pod: fc.nat(1) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('flush' as const), pod: fc.nat(1) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('expire' as const), pod: fc.nat(1) }) },
@@ -110,7 +111,7 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
     switch (s.kind) {
       case 'window': {
         if (crashed.has(s.pod)) return;
-        const delivery = await pods[s.pod]!.deliverWindow(payer, windows[s.window]!, { costMicro: COST, carriesBytes: s.bytes }).catch(refusedFor402);
+        const delivery = await pods[s.pod]!.deliverWindow(payer, windows[s.window]!, { costMicro: COST, carriesBytes: s.bytes, madeResult: s.made }).catch(refusedFor402);
         if (!delivery) return;
         reported += delivery.settlement.chargedMicro;
         open.push({ pod: s.pod, delivery });
@@ -231,11 +232,32 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
 
   it('the observed refund race: a paused download breaks after a free re-read completed, and the charge stands', async () => {
     await runSchedule(
-      [[{ kind: 'window', pod: 0, window: 2, bytes: true }], [{ kind: 'window', pod: 1, window: 2, bytes: true }], [{ kind: 'complete', pick: 1 }], [{ kind: 'break', pick: 0 }]],
+      [[{ kind: 'window', pod: 0, window: 2, bytes: true, made: false }], [{ kind: 'window', pod: 1, window: 2, bytes: true, made: false }], [{ kind: 'complete', pick: 1 }], [{ kind: 'break', pick: 0 }]],
       1_000_000,
     );
     const rows = (await ctx.db('ledger').orderBy('id', 'desc').limit(1).select('kind')) as { kind: string }[];
     expect(rows[0]?.kind).toBe('charge');
+  });
+
+  it('a result\'s maker whose first charge key was refunded meanwhile charges anew under the next key, whichever tracker it has', async () => {
+    const accounts = new AccountStore(ctx.db);
+    const ledger = new Ledger(ctx.db, accounts);
+    const prefix = uniquePrefix();
+    const shared = { ledger, leases: new LeaseBook(ctx.db), wallet: new RedisWallet({ redis: ctx.redis, prefix }) };
+    const pod = new Billing({ ...shared, deliveries: new RedisDeliveryTracker({ redis: ctx.redis, prefix }) });
+    // A pod whose Redis is down tracks deliveries in its own memory: it cannot see the refund there.
+    const cutOff = new Billing({ ...shared, deliveries: new MemoryDeliveryTracker() });
+    const account = await accounts.create({ email: 'maker@example.com', tier: 'developer' });
+    const payer = { accountId: account.id, tier: account.tier };
+    for (const [i, maker] of [pod, cutOff].entries()) {
+      const window = sqlWindow(account.id, `q${i}`, 't1');
+      const reader = await pod.deliverWindow(payer, window, { costMicro: COST, carriesBytes: true });
+      await reader.abandon();
+      const made = await maker.deliverWindow(payer, window, { costMicro: COST, carriesBytes: true, madeResult: true });
+      expect(made.settlement.chargedMicro).toBe(COST);
+      expect(made.chargeKey).toBe(`${window.base}#1`);
+      await made.complete();
+    }
   });
 
   it('a graceful shutdown writes the refund of a download its SIGTERM cut, before the pod exits', async () => {

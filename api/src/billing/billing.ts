@@ -45,7 +45,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import type { Metrics } from '../metrics.ts';
 import { formatUsd } from '../money.ts';
-import { type WindowSpec, accountOfChargeKey, lookupChargeKey, sqlQueryPrefix } from './charge-keys.ts';
+import { type WindowSpec, accountOfChargeKey, lookupChargeKey, sqlQueryPrefix, windowChargeKey } from './charge-keys.ts';
 import type { DeliveryTracker } from './deliveries.ts';
 import { type LeaseBook, leaseSize } from './leases.ts';
 import type { BreakdownItem, ChargeResult, Ledger } from './ledger.ts';
@@ -78,6 +78,11 @@ export interface WindowOptions extends ChargeSpec {
   readonly carriesBytes: boolean;
   /** Runs only when this request is about to create a new charge (the export daily cap); returns an undo. */
   readonly beforeCharge?: () => Promise<(() => Promise<void>) | void>;
+  /**
+   * This request made the window's result (a SQL run): it tries the window's first charge key
+   * without reading the ledger first (`#deliverFirst`). Only for windows that never age out.
+   */
+  readonly madeResult?: boolean;
 }
 
 /** One response under a window's charge. End it exactly once; later calls do nothing. */
@@ -408,6 +413,8 @@ export class Billing {
    * for the refund and charges under the next key.
    */
   async deliverWindow(payer: Payer, window: WindowSpec, options: WindowOptions): Promise<Delivery> {
+    const first = options.madeResult && options.carriesBytes && window.lengthMs === undefined ? await this.#deliverFirst(payer, window, options) : undefined;
+    if (first) return first;
     for (let attempt = 0; attempt < WINDOW_ATTEMPTS; attempt++) {
       const current = await this.#ledger.window(payer.accountId, window);
       if (current.paid && !options.carriesBytes) return this.#freeRead(payer, current.key);
@@ -418,7 +425,7 @@ export class Billing {
       }
       let settlement: Settlement;
       try {
-        settlement = current.paid ? { chargedMicro: 0, balanceMicro: await this.balance(payer.accountId) } : await this.#chargeWindow(payer, current.key, options);
+        settlement = current.paid ? { chargedMicro: 0, balanceMicro: await this.balance(payer.accountId) } : (await this.#chargeWindow(payer, current.key, options)).settlement;
       } catch (error) {
         await this.#deliveries.release(current.key, id);
         throw error;
@@ -428,7 +435,33 @@ export class Billing {
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
   }
 
-  async #chargeWindow(payer: Payer, key: string, options: WindowOptions): Promise<Settlement> {
+  /**
+   * The window of a result this request just made almost always has no charge yet, so its first key
+   * is taken without the ledger read: the tracker refuses the delivery if that key is being or was
+   * refunded, and the charge's idempotency key makes it a no-op if another delivery of the result
+   * charged first (then that charge stands: this delivery now holds it, so it cannot be refunded).
+   * A duplicate is checked against the ledger too, for a tracker that fell back to this process
+   * (Redis down) and cannot know another pod's refund. Undefined: fall back to the ledger read.
+   */
+  async #deliverFirst(payer: Payer, window: WindowSpec, options: WindowOptions): Promise<Delivery | undefined> {
+    const key = windowChargeKey(window.base, 0);
+    const id = randomUUID();
+    if (!(await this.#deliveries.begin(key, id, this.#now() + this.#ttlMs))) return undefined;
+    try {
+      const { settlement, duplicate } = await this.#chargeWindow(payer, key, options);
+      if (duplicate && (await this.#ledger.refunded(key))) {
+        await this.#deliveries.release(key, id);
+        return undefined;
+      }
+      return this.#delivery(key, id, settlement);
+    } catch (error) {
+      await this.#deliveries.release(key, id);
+      throw error;
+    }
+  }
+
+  /** `duplicate`: the key was charged already (by another delivery), so this one reports 0. */
+  async #chargeWindow(payer: Payer, key: string, options: WindowOptions): Promise<{ settlement: Settlement; duplicate: boolean }> {
     const undo = options.costMicro > 0 ? await options.beforeCharge?.() : undefined;
     const result = await this.#chargeLedger(payer.accountId, key, options).catch(async (error: unknown) => {
       await undo?.();
@@ -444,7 +477,7 @@ export class Billing {
     const charged = result.duplicate ? 0 : result.chargedMicro;
     if (result.duplicate) await undo?.();
     this.#counted(payer, options, charged);
-    return { chargedMicro: charged, balanceMicro };
+    return { settlement: { chargedMicro: charged, balanceMicro }, duplicate: result.duplicate };
   }
 
   /** A window's charge on the buckets; when they are short while a lease holds credit, the lease is settled and the charge tried again. */

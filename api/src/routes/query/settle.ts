@@ -43,6 +43,7 @@ export async function deliverSql(services: Services, req: Request, res: Response
     queryId: result.queryId,
     carriesBytes: req.method !== 'HEAD',
     priceClass: usage.priceClass,
+    madeResult: !result.cached,
   });
   const charged = delivery.settlement.chargedMicro > 0;
   const shown = charged ? usage : FREE_USAGE;
