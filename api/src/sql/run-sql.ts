@@ -72,30 +72,41 @@ let parser: Promise<SqlParser> | undefined;
 
 export async function runSql(services: SqlServices, caller: SqlCaller, request: RunSqlRequest, hooks: RunSqlHooks = {}): Promise<SqlResult> {
   parser ??= createSqlParser();
-  const validation = await validateSql(request.sql, await parser);
+  const validating = validateSql(request.sql, await parser);
+  // The query id and the paid check need the text, not its parse: they run while DuckDB parses. A
+  // refusal of the text still comes first; their own failure waits until it is known there is none.
+  const targeting = typeof request.sql === 'string' ? targetOf(services, caller, request.sql, request.datasetIds, hooks) : undefined;
+  targeting?.catch(() => undefined);
+  const validation = await validating;
   if (!validation.ok) throw new ApiError(ErrorCode.QUERY_INVALID, { message: validation.message });
-  const sql = request.sql as string;
-  const datasets = await resolveDatasets(services, caller.accountId, request.datasetIds);
+  const target = await targeting!;
+  const run = { ...target.run, format: request.format };
+  const response = await storedOrRun(services, run, target.paid, hooks);
+  return {
+    queryId: run.queryId,
+    cached: response.cached,
+    meta: response.result,
+    ...(response.rowsJson ? { rowsJson: response.rowsJson } : {}),
+    usage: usageOf(response.result, caller.tier),
+    window: sqlWindow(caller.accountId, run.queryId, response.result.createdAt),
+  };
+}
+
+/** What to ask the runner (but the format), and whether the caller already paid for a stored result of it. */
+async function targetOf(services: SqlServices, caller: SqlCaller, sql: string, datasetIds: readonly string[], hooks: RunSqlHooks) {
+  const datasets = await resolveDatasets(services, caller.accountId, datasetIds);
   const exportVersion = await exportVersionOf(services.store).catch(() => {
     throw backendUnavailable();
   });
   const versions = datasets.map((d) => ({ id: d.id, version: String(d.version) }));
   const queryId = queryIdOf({ accountId: caller.accountId, sql, datasets: versions, exportVersion });
-  const run = { queryId, sql, format: request.format, datasets: datasets.map(({ name, key }) => ({ name, key })), tenant: tenantOf(caller.accountId) };
-  const response = await storedOrRun(services, run, hooks);
-  return {
-    queryId,
-    cached: response.cached,
-    meta: response.result,
-    ...(response.rowsJson ? { rowsJson: response.rowsJson } : {}),
-    usage: usageOf(response.result, caller.tier),
-    window: sqlWindow(caller.accountId, queryId, response.result.createdAt),
-  };
+  const run = { queryId, sql, datasets: datasets.map(({ name, key }) => ({ name, key })), tenant: tenantOf(caller.accountId) };
+  return { run, paid: (await hooks.alreadyPaid?.(queryId)) ?? false };
 }
 
 /** One runner call: the stored result or a run, with the run's checks taken first (see the top). */
-async function storedOrRun(services: SqlServices, run: RunQueryRequest, hooks: RunSqlHooks): Promise<RunnerResult> {
-  if (await hooks.alreadyPaid?.(run.queryId)) {
+async function storedOrRun(services: SqlServices, run: RunQueryRequest, alreadyPaid: boolean, hooks: RunSqlHooks): Promise<RunnerResult> {
+  if (alreadyPaid) {
     const paid = await stored(services, run.queryId, run.format);
     if (paid) return paid;
   }
