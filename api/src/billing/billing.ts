@@ -462,7 +462,9 @@ export class Billing {
 
   /** `duplicate`: the key was charged already (by another delivery), so this one reports 0. */
   async #chargeWindow(payer: Payer, key: string, options: WindowOptions): Promise<{ settlement: Settlement; duplicate: boolean }> {
-    const undo = options.costMicro > 0 ? await options.beforeCharge?.() : undefined;
+    // A result that reads no source row costs nothing and leaves no ledger row: only the balance to report.
+    if (options.costMicro === 0) return { settlement: { chargedMicro: 0, balanceMicro: await this.balance(payer.accountId) }, duplicate: false };
+    const undo = await options.beforeCharge?.();
     const result = await this.#chargeLedger(payer.accountId, key, options).catch(async (error: unknown) => {
       await undo?.();
       throw error;
