@@ -9,6 +9,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { writeWithTurn } from '../limiter/redis.ts';
 import type { Buckets, ChargeRecord, PendingCharge, SpendResult, UnspendResult, Wallet } from './wallet.ts';
 
 /** A flush that takes longer than this loses its lock; far above any ledger write. */
@@ -124,6 +125,7 @@ export class RedisWallet implements Wallet {
 
   /** EVALSHA, and EVAL once when Redis does not know the script yet (a restart, a flush). */
   async #run(s: Script, keys: readonly string[], ...args: (string | number)[]): Promise<unknown> {
+    writeWithTurn(this.#redis);
     try {
       return await this.#redis.evalsha(s.sha, keys.length, ...keys, ...args);
     } catch (error) {
