@@ -3,7 +3,8 @@
  * `gateway-server.ts` under `--cpu-prof`, drives one of its routes with autocannon (50 connections),
  * stops it, and prints the profile's self time by package or area and the top functions, so the
  * shares quoted for a change can be printed again. Variants: anonymous, auth-only, charged, bare.
- * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_CONNECTIONS (50), PROFILE_TOP (30).
+ * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_CONNECTIONS (50), PROFILE_TOP (30), PROFILE_CALLERS (a
+ * function name, e.g. `writeUtf8String`: its self time split by the stacks that called it).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -83,6 +84,28 @@ export function inclusiveTimes(profile: Profile, wanted: (node: ProfileNode) => 
   return { total, byKey };
 }
 
+/** `functionName`'s self time by its callers' stack (up to `depth` frames), e.g. which socket writes are Redis's. */
+export function callerStacks(profile: Profile, functionName: string, depth = 14): { total: number; byKey: Map<string, number> } {
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const byKey = new Map<string, number>();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    if (nodes.get(id)?.callFrame.functionName !== functionName) return;
+    const delta = profile.timeDeltas[i] ?? 0;
+    total += delta;
+    const frames: string[] = [];
+    for (let at = parent.get(id); at !== undefined && frames.length < depth; at = parent.get(at)) {
+      const frame = nodes.get(at)?.callFrame;
+      if (frame) frames.push(`${frame.functionName || '(anonymous)'}@${areaOf(frame.url, frame.functionName)}`);
+    }
+    const key = frames.join(' < ');
+    byKey.set(key, (byKey.get(key) ?? 0) + delta);
+  });
+  return { total, byKey };
+}
+
 function printTop(title: string, { total, byKey }: { total: number; byKey: Map<string, number> }, top: number): void {
   console.log(`\n${title} (self time, share of ${(total / 1e6).toFixed(2)} s sampled)`);
   for (const [key, micros] of [...byKey].sort((a, b) => b[1] - a[1]).slice(0, top)) {
@@ -141,6 +164,8 @@ async function main(): Promise<void> {
     inclusiveTimes(profile, (n) => /\/(api|shared)\/src\/|node_modules\/(helmet|express|router|ioredis|prom-client|rate-limiter-flexible)\//.test(n.callFrame.url)),
     top,
   );
+  const callers = process.env.PROFILE_CALLERS;
+  if (callers) printTop(`Callers of ${callers}`, callerStacks(profile, callers), 8);
   console.log(`\nProfile: ${join(profDir, file)}`);
   console.log(`Command: node api/bench/gateway-profile.ts ${variant} ${seconds}`);
 }
