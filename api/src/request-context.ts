@@ -1,6 +1,8 @@
 /**
  * Per-request facts the middleware chain establishes: who is calling and which error style the
- * matched route uses. Kept in WeakMaps keyed by the request, so no global type augmentation.
+ * matched route uses. Kept in one WeakMap keyed by the request, so no global type augmentation;
+ * one entry per request holds them all (a WeakMap entry per fact cost a hash-table insert each,
+ * and the client IP was worked out again from X-Forwarded-For on every read).
  */
 import type { Request } from 'express';
 import type { Tier } from '@uda/shared/catalog';
@@ -17,37 +19,53 @@ export type Caller =
       readonly legacy: boolean;
     };
 
-const callers = new WeakMap<Request, Caller>();
-const styles = new WeakMap<Request, ErrorStyle>();
-const routeLabels = new WeakMap<Request, string>();
+interface Context {
+  ip: string | undefined;
+  caller: Caller | undefined;
+  style: ErrorStyle | undefined;
+  routeLabel: string | undefined;
+}
 
+const contexts = new WeakMap<Request, Context>();
+
+function contextOf(req: Request): Context {
+  let context = contexts.get(req);
+  if (!context) contexts.set(req, (context = { ip: undefined, caller: undefined, style: undefined, routeLabel: undefined }));
+  return context;
+}
+
+/** The caller's address as `trust proxy` decides it, worked out once per request. */
 export function clientIp(req: Request): string {
-  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  const context = contextOf(req);
+  context.ip ??= req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  return context.ip;
 }
 
 export function callerOf(req: Request): Caller {
-  return callers.get(req) ?? { kind: 'anonymous', ip: clientIp(req) };
+  const context = contextOf(req);
+  context.caller ??= { kind: 'anonymous', ip: clientIp(req) };
+  return context.caller;
 }
 
 export function setCaller(req: Request, caller: Caller): void {
-  callers.set(req, caller);
+  contextOf(req).caller = caller;
 }
 
 export function styleOf(req: Request): ErrorStyle {
-  return styles.get(req) ?? 'plain';
+  return contexts.get(req)?.style ?? 'plain';
 }
 
 export function setStyle(req: Request, style: ErrorStyle): void {
-  styles.set(req, style);
+  contextOf(req).style = style;
 }
 
 /** The matched route's template, for metric labels (bounded cardinality); undefined when none matched. */
 export function routeLabelOf(req: Request): string | undefined {
-  return routeLabels.get(req);
+  return contexts.get(req)?.routeLabel;
 }
 
 export function setRouteLabel(req: Request, label: string): void {
-  routeLabels.set(req, label);
+  contextOf(req).routeLabel = label;
 }
 
 export function requestIdOf(req: Request): string {

@@ -15,7 +15,7 @@
  */
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { authenticate } from '../middleware/authenticate/index.ts';
-import { applyGuards, combinedGuards, liftGuards } from '../middleware/counters/index.ts';
+import { applyGuards, liftGuards } from '../middleware/counters/index.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { setRouteLabel, setStyle } from '../request-context.ts';
 import type { Services } from '../services.ts';
@@ -72,14 +72,19 @@ export function registerRoutes(app: Express, routes: readonly RouteDef[], servic
   const json = express.json({ limit: '1mb' });
   for (const route of routes) {
     const label = route.label ?? String(route.path);
-    const tag: RequestHandler = function tagRouteStyle(req, _res, next) {
+    const { guards: routeGuards, rest } = liftGuards(route.handlers);
+    const limits = [guards.burst, ...routeGuards];
+    const authenticateCaller = route.queryToken ? withToken : headerOnly;
+    const body = route.method === 'get' || route.method === 'head' ? [] : [json, unreadableBody(route.doc)];
+    // Tag, authentication and limits as one handler: they run on every request of the route, and
+    // each handler of a route is another dispatch through the router.
+    const enter: RequestHandler = async function enterRoute(req, res, next) {
       setStyle(req, route.style);
       setRouteLabel(req, label);
+      await authenticateCaller(req, res);
+      await applyGuards(limiterBackend, limits, req, res);
       next();
     };
-    const { guards: routeGuards, rest } = liftGuards(route.handlers);
-    const limits = combinedGuards(limiterBackend, [guards.burst, ...routeGuards]);
-    const body = route.method === 'get' || route.method === 'head' ? [] : [json, unreadableBody(route.doc)];
-    app[route.method](route.path, tag, route.queryToken ? withToken : headerOnly, limits, ...body, ...rest);
+    app[route.method](route.path, enter, ...body, ...rest);
   }
 }

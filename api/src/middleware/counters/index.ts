@@ -20,11 +20,19 @@ export type CounterGuard = (req: Request, res: Response) => GuardStep | undefine
 export type GuardHandler = RequestHandler & { readonly guard: CounterGuard };
 
 export async function applyGuards(backend: LimiterBackend, guards: readonly CounterGuard[], req: Request, res: Response): Promise<void> {
-  const steps = guards.map((guard) => guard(req, res)).filter((step) => step !== undefined);
+  // Plain loops: this runs on every request, and map/filter/forEach allocate a closure and an array each.
+  const steps: GuardStep[] = [];
+  const takes: CounterTake[] = [];
+  for (const guard of guards) {
+    const step = guard(req, res);
+    if (step === undefined) continue;
+    steps.push(step);
+    takes.push(step.take);
+  }
   if (steps.length === 0) return;
-  const results = await backend.take(steps.map((step) => step.take));
+  const results = await backend.take(takes);
   // The take stopped after the first count over its limit; that step's apply throws.
-  results.forEach((result, i) => steps[i]?.apply(result));
+  for (let i = 0; i < results.length; i++) steps[i]?.apply(results[i] as TakeResult);
 }
 
 /** One middleware deciding `guards` together. */
