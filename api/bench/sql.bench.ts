@@ -18,6 +18,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3Store } from '@uda/shared/object-store';
@@ -52,10 +53,16 @@ async function timeIt(once: (i: number) => Promise<void>): Promise<number> {
   return median(times);
 }
 
-async function drain(res: Response): Promise<number> {
-  let bytes = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
-  return bytes;
+function httpDrain(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers }, (res) => {
+      if (res.statusCode !== 200) reject(new Error(`${url}: ${res.statusCode}`));
+      let bytes = 0;
+      res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      res.once('end', () => resolve(bytes));
+      res.once('error', reject);
+    }).once('error', reject);
+  });
 }
 
 function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
@@ -183,10 +190,12 @@ function printRow(name: string, direct: number, viaApi: { median: number; cpu: n
 
 async function benchExports(store: S3Store, apiUrl: string, apiPid: number, auth: Record<string, string>, blobs: readonly BenchBlob[]): Promise<void> {
   // One download through the API: its MB/s, and the API's CPU ms per MB (a figure load barely moves).
+  // Read with node:http, the client the direct S3 GET uses too: fetch (undici) costs this process
+  // more CPU per byte, which on 2 cores showed up as a slower API.
   const viaApi = async (blob: BenchBlob) => {
     const cpuBefore = cpuMs(apiPid);
     const start = performance.now();
-    const bytes = await drain(await fetch(`${apiUrl}/api/v1/export/${blob.name}`, { headers: auth }));
+    const bytes = await httpDrain(`${apiUrl}/api/v1/export/${blob.name}`, auth);
     const megabytes = bytes / 1e6;
     return { mbS: megabytes / ((performance.now() - start) / 1000), cpuPerMb: (cpuMs(apiPid) - cpuBefore) / megabytes };
   };
