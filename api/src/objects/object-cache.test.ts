@@ -104,6 +104,22 @@ describe('object cache', () => {
     expect(outcomes.every((o) => o.status !== 404 && o.complete)).toBe(true);
   });
 
+  it('copies an uncached object in the background on a range read, so that later ranges come from disk', async () => {
+    const bytes = randomBytes(3 * MB);
+    await put('range-first.bin', bytes);
+    const { cache, metrics, dir } = await openCache(64 * MB);
+    const { base } = await serve(cache);
+    const first = await fetch(`${base}/range-first.bin`, { headers: { Range: 'bytes=-8' } });
+    expect((await body(first)).equals(bytes.subarray(bytes.length - 8))).toBe(true);
+    while (!(await onDisk(dir)).names.some((name) => /^[0-9a-f]{64}$/.test(name))) await new Promise((r) => setTimeout(r, 10));
+    const { names } = await onDisk(dir);
+    expect(names).toHaveLength(1);
+    expect((await readFile(join(dir, names[0]!))).equals(bytes)).toBe(true);
+    const next = await fetch(`${base}/range-first.bin`, { headers: { Range: 'bytes=100-2000000' } });
+    expect((await body(next)).equals(bytes.subarray(100, 2_000_001))).toBe(true);
+    expect(await lookups(metrics, 'hit')).toBe(1);
+  });
+
   it('serves the new bytes when a key is replaced by a new version', async () => {
     const { cache } = await openCache(64 * MB);
     const { base, outcomes } = await serve(cache);

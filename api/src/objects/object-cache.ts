@@ -6,7 +6,8 @@
  *
  * Entries are named by a hash of key, ETag and size, so a key whose object is replaced (a stored
  * result re-run after its window) never serves the old bytes. A whole-object GET from the store
- * is copied into a temporary file as it streams; the file is renamed into place only when every
+ * is copied into a temporary file as it streams (a range read of an uncached object starts a whole
+ * copy in the background); the file is renamed into place only when every
  * byte arrived and its size matches, so a cut download never leaves a cached file. The bytes held
  * (committed entries plus the fills in flight) never exceed `maxBytes`: room is made by evicting
  * the least recently used entries before a fill starts, and a fill that cannot get room does not
@@ -18,7 +19,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ObjectInfo } from '@uda/shared/object-store';
+import { pipeline } from 'node:stream/promises';
+import type { ObjectInfo, ObjectStore } from '@uda/shared/object-store';
 
 export interface ObjectCacheOptions {
   readonly dir: string;
@@ -134,6 +136,32 @@ export class ObjectCache {
       },
       onError: (error) => this.#onError(error, `caching ${info.key} failed; it stays in the object store`),
     });
+  }
+
+  /**
+   * Copies a whole object into the cache with no client attached. A range read of an object not
+   * cached yet asks for this: a Parquet reader's next ranges (DuckDB reads the footer, then row
+   * groups) then come from disk. A failure costs only the copy.
+   */
+  fillInBackground(store: ObjectStore, info: ObjectInfo): void {
+    const fill = this.startFill(info);
+    if (!fill) return;
+    const copy = async (): Promise<boolean> => {
+      const object = await store.get(info.key);
+      if (object?.etag !== info.etag) {
+        object?.body.destroy();
+        return false;
+      }
+      await pipeline(object.body, fill.stream);
+      return true;
+    };
+    void copy().then(
+      (whole) => fill.finish(whole),
+      (error: unknown) => {
+        this.#onError(error, `caching ${info.key} failed; it stays in the object store`);
+        return fill.finish(false);
+      },
+    );
   }
 
   /** Evicts least recently used entries until `size` more bytes fit; false when they cannot. */

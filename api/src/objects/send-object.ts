@@ -79,6 +79,7 @@ async function streamFromStore(
   length: number,
   status: 200 | 206,
 ): Promise<SendOutcome> {
+  if (range) options.cache?.fillInBackground(options.store, info);
   const object = await options.store.get(options.key, range);
   if (!object) return { status: 404 };
   // Only a whole read of the very version the headers describe may become the cached copy.
