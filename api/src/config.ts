@@ -58,6 +58,17 @@ export const apiEnv = z
     KEY_CACHE_SIZE: z.coerce.number().int().min(1).max(1_000_000).default(10_000).describe('API keys each pod caches (and unknown keys, separately)'),
     CORS_ORIGINS: z.string().default('*').describe('Comma-separated origins allowed by CORS on public data routes, or *'),
     ...objectStoreEnv,
+    OBJECT_CACHE_DIR: z
+      .string()
+      .optional()
+      .describe('Folder of the pod disk cache of export and result files; unset means DATA_DIR/object-cache. A missing or unwritable folder disables the cache'),
+    OBJECT_CACHE_MAX_MB: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(1_048_576)
+      .default(1024)
+      .describe('Most MB the object cache holds on disk (least recently used files go first); 0 disables it. Used with S3 only'),
     QUERY_RUNNER_URLS: z
       .string()
       .default('http://127.0.0.1:8090')

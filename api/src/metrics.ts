@@ -15,6 +15,10 @@ export class Metrics {
   readonly exportBytes: Counter;
   readonly mcpToolCalls: Counter<'tool' | 'outcome'>;
   readonly backendUnavailable: Counter;
+  readonly objectCacheLookups: Counter<'outcome'>;
+  readonly objectCacheEvictions: Counter;
+  /** Read at scrape time: bytes the object cache holds on disk. */
+  objectCacheBytes: () => number = () => 0;
   /** Read at scrape time: 1 while rate limits run on the in-process insurance limiter (Redis down). */
   insuranceActive: () => boolean = () => false;
   /** Read at scrape time: the circuit state of each live upstream. */
@@ -62,7 +66,22 @@ export class Metrics {
       help: 'Requests answered QUERY_BACKEND_UNAVAILABLE (no runner reachable, or one died mid-query)',
       registers,
     });
-    const probes = { insurance: () => this.insuranceActive(), circuits: () => this.openCircuits() };
+    this.objectCacheLookups = new Counter({
+      name: 'uda_object_cache_lookups_total',
+      help: 'Reads of export and result files by whether the pod disk cache held them (hit, miss)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.objectCacheEvictions = new Counter({ name: 'uda_object_cache_evictions_total', help: 'Files evicted from the pod disk cache to make room', registers });
+    const probes = { insurance: () => this.insuranceActive(), circuits: () => this.openCircuits(), cacheBytes: () => this.objectCacheBytes() };
+    new Gauge({
+      name: 'uda_object_cache_bytes',
+      help: 'Bytes of export and result files the pod disk cache holds (fills in progress included)',
+      registers,
+      collect() {
+        this.set(probes.cacheBytes());
+      },
+    });
     new Gauge({
       name: 'uda_insurance_limiter_active',
       help: '1 while rate limits run on the in-process insurance limiter because Redis is unreachable',
@@ -80,5 +99,13 @@ export class Metrics {
         for (const [source, open] of Object.entries(probes.circuits())) this.set({ source }, open ? 1 : 0);
       },
     });
+  }
+
+  cacheLookup(outcome: 'hit' | 'miss'): void {
+    this.objectCacheLookups.inc({ outcome });
+  }
+
+  cacheEvicted(): void {
+    this.objectCacheEvictions.inc();
   }
 }

@@ -33,7 +33,9 @@ import { type DailyCapOptions, dailyCap } from './middleware/daily-cap/index.ts'
 import { requireKey } from './middleware/require-key/index.ts';
 import { resolveSecrets } from './secrets.ts';
 import { KubeConfig } from '@kubernetes/client-node';
+import { join } from 'node:path';
 import { createObjectStore, type ObjectStore } from '@uda/shared/object-store';
+import { ObjectCache } from './objects/object-cache.ts';
 import { KnexStaleCopyStore } from './live/copies.ts';
 import { DEFAULT_ETIQUETTE } from './live/etiquette.ts';
 import { MemoryEtiquette } from './live/etiquette-memory.ts';
@@ -85,6 +87,8 @@ export interface Services {
   readonly state: { ready: boolean };
   /** Exports, query results and sheets. */
   readonly store: ObjectStore;
+  /** The pod's disk cache of the store's immutable objects (export and result files). */
+  readonly objectCache: ObjectCache;
   readonly runnerPool: RunnerPool;
   readonly runners: RunnerClient;
   /** Live upstream lookups: clients, etiquette, breakers, stale copies. */
@@ -144,6 +148,8 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   const runnerPool = await buildRunnerPool(config, logger);
   const live = buildLive(config, db, limiterBackend, logger, overrides.live);
   metrics.insuranceActive = () => limiterBackend instanceof RedisLimiterBackend && limiterBackend.client.status !== 'ready';
+  const objectCache = await buildObjectCache(config, metrics, logger);
+  metrics.objectCacheBytes = () => objectCache.heldBytes;
   metrics.openCircuits = () => Object.fromEntries(Object.entries(live.breakers.states()).map(([source, state]) => [source, state === 'open']));
   return {
     config,
@@ -161,6 +167,7 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     adminToken: secrets.adminToken,
     state: { ready: true },
     store: createObjectStore(config),
+    objectCache,
     runnerPool,
     runners: new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS }),
     live,
@@ -180,6 +187,16 @@ async function buildRunnerPool(config: ApiConfig, logger: Logger): Promise<Runne
     serviceName: config.QUERY_RUNNER_SERVICE,
     portName: config.QUERY_RUNNER_PORT_NAME,
     logger,
+  });
+}
+
+/** With S3 only: a local folder store is already a local file. */
+function buildObjectCache(config: ApiConfig, metrics: Metrics, logger: Logger): Promise<ObjectCache> {
+  return ObjectCache.open({
+    dir: config.OBJECT_CACHE_DIR ?? join(config.DATA_DIR, 'object-cache'),
+    maxBytes: config.S3_BUCKET ? config.OBJECT_CACHE_MAX_MB * 1024 * 1024 : 0,
+    metrics,
+    onError: (err, what) => logger.warn({ err }, what),
   });
 }
 

@@ -29,10 +29,11 @@ function conformingApi(): Registry {
   const duration = new Histogram({ name: 'uda_http_request_duration_seconds', help: 'h', labelNames: ['route', 'status_class'], registers: [registry] });
   duration.observe({ route: '/:source/:keywords', status_class: '2xx' }, 0.05);
   duration.observe({ route: '/api/v1/query', status_class: '5xx' }, 1.5);
-  for (const name of ['uda_refunds_total', 'uda_export_bytes_streamed_total', 'uda_query_backend_unavailable_total']) {
+  for (const name of ['uda_refunds_total', 'uda_export_bytes_streamed_total', 'uda_query_backend_unavailable_total', 'uda_object_cache_evictions_total']) {
     new Counter({ name, help: 'c', registers: [registry] });
   }
   new Gauge({ name: 'uda_insurance_limiter_active', help: 'g', registers: [registry] });
+  new Gauge({ name: 'uda_object_cache_bytes', help: 'g', registers: [registry] });
   new Counter({ name: 'uda_lookups_total', help: 'c', labelNames: ['source', 'outcome'], registers: [registry] }).inc({ source: 'pypi', outcome: 'hit' });
   return registry;
 }

@@ -2,19 +2,25 @@
  * Serves one immutable object from the object store the way a static file server does (DECISIONS
  * §6, §7): strong ETag, Last-Modified, Accept-Ranges, Content-Length, 206 / 416 for ranges, the
  * preconditions of RFC 9110 §13 (412 for a failed If-Match or If-Unmodified-Since, 304 for a
- * matching If-None-Match or an unchanged If-Modified-Since), HEAD without a body, never a Content-Encoding. Bytes stream straight
- * from the store with the range forwarded, so a large file never sits in memory.
+ * matching If-None-Match or an unchanged If-Modified-Since), HEAD without a body, never a Content-Encoding. Bytes come from
+ * the pod's disk cache when it holds the object (`object-cache.ts`), else stream straight from the
+ * store with the range forwarded (a whole-object read filling the cache as it goes), so a large
+ * file never sits in memory.
  *
  * The outcome tells the caller whether the body was delivered whole, which is what billing needs:
  * a download that breaks part-way is not charged.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import type { ObjectInfo, ObjectStore } from '@uda/shared/object-store';
+import type { ByteRange, ObjectInfo, ObjectStore } from '@uda/shared/object-store';
+import type { ObjectCache } from './object-cache.ts';
+import { sendFileRange } from './send-file.ts';
 import { type ConditionalHeaders, decideRange, evaluatePreconditions, ifRangeAllowsPartial } from './range.ts';
 
 export interface SendObjectOptions {
   readonly store: ObjectStore;
+  /** The pod's cache of immutable objects; without one every read goes to the store. */
+  readonly cache?: ObjectCache;
   readonly key: string;
   readonly contentType: string;
   /** Sets `Content-Disposition: attachment; filename="…"`. */
@@ -56,22 +62,41 @@ export async function sendObject(req: IncomingMessage, res: ServerResponse, opti
     return { status, info, bodyBytes: 0, complete: true };
   }
 
+  const cached = await options.cache?.openHit(info);
+  if (cached) {
+    // undefined: the client went away, or the file failed, part-way; the response is cut, and says so.
+    const sent = await sendFileRange(res, cached, range?.start ?? 0, length).catch(() => void res.destroy());
+    return { status, info, bodyBytes: sent ?? 0, complete: sent === length };
+  }
+  return streamFromStore(res, options, info, range, length, status);
+}
+
+async function streamFromStore(
+  res: ServerResponse,
+  options: SendObjectOptions,
+  info: ObjectInfo,
+  range: ByteRange | undefined,
+  length: number,
+  status: 200 | 206,
+): Promise<SendOutcome> {
+  if (range) options.cache?.fillInBackground(options.store, info);
   const object = await options.store.get(options.key, range);
   if (!object) return { status: 404 };
-  // pipeline() gives backpressure end to end: the store's socket stops reading while the client's is
-  // full, so memory stays bounded by the stream buffers whatever the file size. The buffers are
-  // Node 24's defaults (64 KiB): 256 KiB and 1 MiB on the store's socket, the client's, or both were
-  // no faster in bench:sql (issue 16). Counting bytes, for a cut download's refund, is the only
-  // per-chunk work.
+  // Only a whole read of the very version the headers describe may become the cached copy.
+  const fill = !range && object.etag === info.etag ? options.cache?.startFill(info) : undefined;
+  if (fill) object.body.pipe(fill.stream);
+  // pipeline() gives backpressure end to end: the store's socket stops reading while the client's
+  // (or the cache file) is full, so memory stays bounded by the stream buffers whatever the file
+  // size. Counting bytes, for a cut download's refund, is the only per-chunk work.
   let sent = 0;
   object.body.on('data', (chunk: Buffer) => (sent += chunk.length));
-  try {
-    await pipeline(object.body, res);
-  } catch {
+  const whole = await pipeline(object.body, res).then(
+    () => sent === length,
     // The client went away or the store failed mid-stream: the response is cut, and says so.
-    return { status, info, bodyBytes: sent, complete: false };
-  }
-  return { status, info, bodyBytes: sent, complete: sent === length };
+    () => false,
+  );
+  await fill?.finish(whole);
+  return { status, info, bodyBytes: sent, complete: whole };
 }
 
 /**

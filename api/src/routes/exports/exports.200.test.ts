@@ -19,6 +19,21 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => stack.close());
 
+/** Starts a download and cuts it as soon as its first bytes arrive. */
+function abortAfterFirstBytes(url: string, apiKey: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const req = request(url, { headers: { authorization: `Bearer ${apiKey}` } }, (res) => {
+      res.once('data', () => {
+        req.destroy();
+        resolve();
+      });
+    });
+    req.on('error', () => undefined);
+    req.once('response', (res) => res.once('error', reject));
+    req.end();
+  });
+}
+
 const withToken = (path: string, key: string) => `${path}${path.includes('?') ? '&' : '?'}token=${encodeURIComponent(key)}`;
 
 describe('export routes', () => {
@@ -79,17 +94,7 @@ describe('export routes', () => {
   it('an aborted download is refunded, and the next download is charged again', async () => {
     const api = await stack.start();
     const { accountId, apiKey } = await api.account();
-    await new Promise<void>((resolve, reject) => {
-      const req = request(`${api.url}/api/v1/export/service.db`, { headers: { authorization: `Bearer ${apiKey}` } }, (res) => {
-        res.once('data', () => {
-          req.destroy();
-          resolve();
-        });
-      });
-      req.on('error', () => undefined);
-      req.once('response', (res) => res.once('error', reject));
-      req.end();
-    });
+    await abortAfterFirstBytes(`${api.url}/api/v1/export/service.db`, apiKey);
     for (let i = 0; i < 200 && (await ledgerOf(stack.ctx, accountId)).length < 2; i++) await new Promise((r) => setTimeout(r, 25));
     expect((await ledgerOf(stack.ctx, accountId)).map((r) => r.kind)).toEqual(['charge', 'refund']);
     expect(await netCharged(stack.ctx, accountId)).toBe(0);
@@ -100,6 +105,19 @@ describe('export routes', () => {
     expect(again.headers.get('x-credit-cost')).toBe('0');
     await again.arrayBuffer();
     expect(await netCharged(stack.ctx, accountId)).toBe(1_000_000);
+    await api.close();
+  });
+
+  it('an aborted download of a file the pod has cached is refunded too', async () => {
+    const api = await stack.start();
+    const first = await api.account();
+    // A whole download puts the file in this API's disk cache; the next account's comes from it.
+    await (await api.get('/api/v1/export/service.db', { key: first.apiKey })).arrayBuffer();
+    const { accountId, apiKey } = await api.account();
+    await abortAfterFirstBytes(`${api.url}/api/v1/export/service.db`, apiKey);
+    for (let i = 0; i < 200 && (await ledgerOf(stack.ctx, accountId)).length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+    expect((await ledgerOf(stack.ctx, accountId)).map((r) => r.kind)).toEqual(['charge', 'refund']);
+    expect(await netCharged(stack.ctx, accountId)).toBe(0);
     await api.close();
   });
 

@@ -36,6 +36,7 @@ export function exportHandler(services: Services): RequestHandler {
     res.setHeader('X-Service-Message', `Download of ${target.downloadName} (export ${target.version}) succeeded.`);
     const outcome = await sendObject(req, res, {
       store: services.store,
+      cache: services.objectCache,
       key: target.file.key,
       info,
       contentType: target.file.content_type,
