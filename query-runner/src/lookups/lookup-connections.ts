@@ -1,8 +1,8 @@
 /**
  * Long-lived connections for stored lookups, one pool per database version, each connection
- * keeping the statements it has prepared. Planning the lookup SQL costs more than running it on a
- * short posting list, so each distinct statement (one per source and number of terms, see
- * `stored-sql.ts`) is planned once per connection and afterwards only bound and run.
+ * keeping the statements it has prepared. Planning a page's SQL costs more than running it on ten
+ * rows, so each distinct statement (one per source, see `stored-sql.ts`) is planned once per
+ * connection and afterwards only bound and run.
  *
  * Bounds: lookups run inside the runner's limiter, so the pool never holds more connections than
  * MAX_CONCURRENT_QUERIES, and each connection holds at most one statement per distinct lookup SQL.
@@ -10,14 +10,14 @@
  * statements first, before it closes the version's instance, so a swap never runs an old statement
  * on a new database. A connection whose lookup failed or was interrupted is closed, not reused.
  */
-import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement } from '@duckdb/node-api';
+import { INTEGER, LIST, listValue, type DuckDBConnection, type DuckDBInstance, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import { versionResource, type OpenDatabase, type VersionResource } from '../database-manager.ts';
 import { jsonValue } from '../json-values.ts';
 
 export interface LookupSession {
   readonly connection: DuckDBConnection;
-  /** Runs `sql` through this connection's prepared statement for it, as JSON-ready row objects. */
-  rows(sql: string, params: readonly (string | number)[]): Promise<Record<string, unknown>[]>;
+  /** Runs `sql`, whose one parameter is a list of document numbers, through this connection's prepared statement for it, as JSON-ready row objects. */
+  rows(sql: string, docs: readonly number[]): Promise<Record<string, unknown>[]>;
 }
 
 class PooledConnection implements LookupSession {
@@ -28,13 +28,13 @@ class PooledConnection implements LookupSession {
     this.connection = connection;
   }
 
-  async rows(sql: string, params: readonly (string | number)[]): Promise<Record<string, unknown>[]> {
+  async rows(sql: string, docs: readonly number[]): Promise<Record<string, unknown>[]> {
     let statement = this.statements.get(sql);
     if (!statement) {
       statement = await this.connection.prepare(sql);
       this.statements.set(sql, statement);
     }
-    statement.bind([...params]);
+    statement.bind([listValue([...docs])], [LIST(INTEGER)]);
     const reader = await statement.runAndReadAll();
     return reader.convertRowObjects(jsonValue) as Record<string, unknown>[];
   }

@@ -1,0 +1,217 @@
+/**
+ * Ranks a stored lookup over the in-memory index (`search-index.ts`), reading only the postings of
+ * the query's terms: the work follows the number of postings those terms have, not the table size.
+ *
+ * Ranking, best first: tier 0, a primary text (a title, an author, a company name, a ticker, an
+ * arXiv id) equals the keywords; 1, it starts with them as whole words; 2, every term is a whole
+ * word of the primary fields; 3, the rest. Within a tier by BM25 (field-weighted, a prefix-only
+ * match counting PREFIX_WEIGHT), then by `doc`, the source's tie order. `total` counts every match
+ * exactly. These are the rules the SQL reference (`test/bm25-sql.ts`) states, and
+ * `rank.agrees.test.ts` compares the two on random queries.
+ *
+ * Each term's postings are summed per document in dense per-source scratch arrays stamped per pass
+ * (no clearing between lookups). The ranking is synchronous, so lookups never share the scratch
+ * concurrently; `checkDeadline` is called between blocks of postings, so the query deadline bounds
+ * the work (at most MAX_TERMS terms, each at most every posting of the source).
+ */
+import { K1, matchesAsPrefix, PREFIX_WEIGHT, queryTerms, titlePhrase } from './query-terms.ts';
+import type { SourceIndex } from './search-index.ts';
+import { equalRange, lowerBound, prefixRange, textLength } from './sorted-texts.ts';
+
+export interface RankedDoc {
+  readonly doc: number;
+  readonly tier: number;
+  readonly score: number;
+}
+
+export interface Ranking {
+  readonly total: number;
+  /** The page, best first. */
+  readonly docs: readonly RankedDoc[];
+}
+
+/** Postings summed between two deadline checks: well under a millisecond of work. */
+const BLOCK = 1 << 16;
+const NO_MATCH: Ranking = { total: 0, docs: [] };
+const AFTER_EVERY_CONTINUATION = 0xff;
+
+/** The dictionary entries a query term matches: `[first, end)`, and which one is the term itself (−1: none). */
+interface TermRange {
+  readonly first: number;
+  readonly end: number;
+  readonly exact: number;
+  readonly postings: number;
+}
+
+/** Per document: `seen[doc] === stamp` marks the documents of the current pass, whose `tf` and `flag` are set. */
+interface Scratch {
+  stamp: number;
+  readonly seen: Int32Array;
+  readonly tf: Float64Array;
+  readonly flag: Uint8Array;
+}
+
+/** The documents still matching every term so far, with their partial scores. */
+interface Matches {
+  count: number;
+  readonly docs: Int32Array;
+  readonly scores: Float64Array;
+  readonly whole: Uint8Array;
+}
+
+const scratches = new WeakMap<SourceIndex, Scratch>();
+
+function scratchOf(index: SourceIndex): Scratch {
+  let scratch = scratches.get(index);
+  if (!scratch) {
+    const size = index.documents + 1;
+    scratch = { stamp: 0, seen: new Int32Array(size), tf: new Float64Array(size), flag: new Uint8Array(size) };
+    scratches.set(index, scratch);
+  }
+  return scratch;
+}
+
+function nextStamp(scratch: Scratch): number {
+  if (scratch.stamp === 0x7fffffff) {
+    scratch.seen.fill(0);
+    scratch.stamp = 0;
+  }
+  return ++scratch.stamp;
+}
+
+const postingStart = (index: SourceIndex, t: number) => (t === 0 ? 0 : index.postingEnds[t - 1]!);
+
+function termRange(index: SourceIndex, term: string): TermRange {
+  const key = Buffer.from(term, 'utf8');
+  const [first, end] = matchesAsPrefix(term) ? prefixRange(index.terms, key) : equalRange(index.terms, key);
+  // Every entry of the range starts with the term, so the one as long as the term is the term.
+  const exact = first < end && textLength(index.terms, first) === key.length ? first : -1;
+  const postings = first < end ? index.postingEnds[end - 1]! - postingStart(index, first) : 0;
+  return { first, end, exact, postings };
+}
+
+/**
+ * One pass over a term's postings: sums each document's tf into the scratch (a prefix-only term at
+ * PREFIX_WEIGHT), flags the documents where the term itself is a primary word, and records each
+ * document once into `touched` when given. Returns the term's document frequency.
+ */
+function sumTerm(index: SourceIndex, scratch: Scratch, range: TermRange, checkDeadline: () => void, touched?: Int32Array): number {
+  const stamp = nextStamp(scratch);
+  const { seen, tf, flag } = scratch;
+  const { postingDocs, postingTf, postingPrimary } = index;
+  let df = 0;
+  for (let t = range.first; t < range.end; t++) {
+    const weight = t === range.exact ? 1 : PREFIX_WEIGHT;
+    const whole = t === range.exact ? 1 : 0;
+    const end = index.postingEnds[t]!;
+    for (let p = postingStart(index, t); p < end; ) {
+      const blockEnd = Math.min(end, p + BLOCK);
+      for (; p < blockEnd; p++) {
+        const doc = postingDocs[p]!;
+        if (seen[doc] !== stamp) {
+          seen[doc] = stamp;
+          tf[doc] = 0;
+          flag[doc] = 0;
+          if (touched) touched[df] = doc;
+          df++;
+        }
+        tf[doc]! += postingTf[p]! * weight;
+        flag[doc]! |= whole & postingPrimary[p]!;
+      }
+      checkDeadline();
+    }
+  }
+  return df;
+}
+
+/** Keeps the matches the last `sumTerm` pass saw, adding the term's BM25 to their scores. */
+function addTerm(index: SourceIndex, scratch: Scratch, matches: Matches, df: number): void {
+  const idf = Math.log(1 + (index.documents - df + 0.5) / (df + 0.5));
+  const { seen, tf, flag, stamp } = scratch;
+  const { docs, scores, whole } = matches;
+  let kept = 0;
+  for (let j = 0; j < matches.count; j++) {
+    const doc = docs[j]!;
+    if (seen[doc] !== stamp) continue;
+    const termTf = tf[doc]!;
+    docs[kept] = doc;
+    scores[kept] = scores[j]! + (idf * termTf * (K1 + 1)) / (termTf + index.norms[doc]!);
+    whole[kept] = whole[j]! & flag[doc]!;
+    kept++;
+  }
+  matches.count = kept;
+}
+
+/** Every document matching every term, with its BM25 score and whether every term is a primary word of it. */
+function matchAll(index: SourceIndex, ranges: TermRange[], checkDeadline: () => void): Matches {
+  const scratch = scratchOf(index);
+  // Fewest postings first: the first term's documents are the candidates the others filter.
+  const [first, ...rest] = [...ranges].sort((a, b) => a.postings - b.postings);
+  const touched = new Int32Array(first!.postings);
+  const count = sumTerm(index, scratch, first!, checkDeadline, touched);
+  const matches: Matches = { count, docs: touched, scores: new Float64Array(count), whole: new Uint8Array(count).fill(1) };
+  addTerm(index, scratch, matches, count);
+  for (const range of rest) {
+    if (matches.count === 0) break;
+    addTerm(index, scratch, matches, sumTerm(index, scratch, range, checkDeadline));
+  }
+  return matches;
+}
+
+/**
+ * Marks the documents with a title equal to the phrase (tier 0) or starting with it as whole words
+ * (tier 1) in a new scratch pass: `flag` holds the best tier. Titles are space-joined terms, so
+ * the range `[phrase, phrase ‖ ' ' ‖ 0xFF)` holds exactly those titles.
+ */
+function markTitles(index: SourceIndex, scratch: Scratch, phrase: string): number {
+  const key = Buffer.from(phrase, 'utf8');
+  const first = lowerBound(index.titles, key);
+  const end = lowerBound(index.titles, Buffer.concat([key, Buffer.from([0x20, AFTER_EVERY_CONTINUATION])]));
+  const stamp = nextStamp(scratch);
+  for (let i = first; i < end; i++) {
+    const doc = index.titleDocs[i]!;
+    const tier = textLength(index.titles, i) === key.length ? 0 : 1;
+    if (scratch.seen[doc] !== stamp || tier < scratch.flag[doc]!) {
+      scratch.seen[doc] = stamp;
+      scratch.flag[doc] = tier;
+    }
+  }
+  return stamp;
+}
+
+/** Whether the match (tier, score, doc) ranks before `other`. */
+const ranksBefore = (tier: number, score: number, doc: number, other: RankedDoc) =>
+  tier !== other.tier ? tier < other.tier : score !== other.score ? score > other.score : doc < other.doc;
+
+/** The best `limit` matches, in order: an insertion into a sorted page of at most `limit` (≤ 50). */
+function topDocs(matches: Matches, tierOf: (j: number) => number, limit: number): RankedDoc[] {
+  const top: RankedDoc[] = [];
+  for (let j = 0; j < matches.count; j++) {
+    const tier = tierOf(j);
+    const score = matches.scores[j]!;
+    const doc = matches.docs[j]!;
+    if (top.length === limit && !ranksBefore(tier, score, doc, top[limit - 1]!)) continue;
+    let at = top.length;
+    while (at > 0 && ranksBefore(tier, score, doc, top[at - 1]!)) at--;
+    top.splice(at, 0, { doc, tier, score });
+    if (top.length > limit) top.pop();
+  }
+  return top;
+}
+
+export function rankDocuments(index: SourceIndex, keywords: string, limit: number, checkDeadline: () => void): Ranking {
+  const ranges = queryTerms(keywords).map((term) => termRange(index, term));
+  if (ranges.length === 0 || ranges.some((range) => range.first === range.end)) return NO_MATCH;
+  const matches = matchAll(index, ranges, checkDeadline);
+  if (matches.count === 0) return NO_MATCH;
+  const scratch = scratchOf(index);
+  const titled = markTitles(index, scratch, titlePhrase(keywords));
+  const tierOf = (j: number) => {
+    const doc = matches.docs[j]!;
+    if (scratch.seen[doc] === titled) return scratch.flag[doc]!;
+    return matches.whole[j] ? 2 : 3;
+  };
+  const docs = topDocs(matches, tierOf, limit);
+  checkDeadline();
+  return { total: matches.count, docs };
+}
