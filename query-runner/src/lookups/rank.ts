@@ -126,7 +126,7 @@ function sumTerm(index: SourceIndex, scratch: Scratch, range: TermRange, checkDe
 
 /** Keeps the matches the last `sumTerm` pass saw, adding the term's BM25 to their scores. */
 function addTerm(index: SourceIndex, scratch: Scratch, matches: Matches, df: number): void {
-  const idf = Math.log(1 + (index.documents - df + 0.5) / (df + 0.5));
+  const idf = idfOf(index, df);
   const { seen, tf, flag, stamp } = scratch;
   const { docs, scores, whole } = matches;
   let kept = 0;
@@ -135,25 +135,97 @@ function addTerm(index: SourceIndex, scratch: Scratch, matches: Matches, df: num
     if (seen[doc] !== stamp) continue;
     const termTf = tf[doc]!;
     docs[kept] = doc;
-    scores[kept] = scores[j]! + (idf * termTf * (K1 + 1)) / (termTf + index.norms[doc]!);
+    scores[kept] = scores[j]! + bm25(idf, termTf, index.norms[doc]!);
     whole[kept] = whole[j]! & flag[doc]!;
     kept++;
   }
   matches.count = kept;
 }
 
+/** The BM25 of one term in one document. */
+const bm25 = (idf: number, tf: number, norm: number) => (idf * tf * (K1 + 1)) / (tf + norm);
+
+const idfOf = (index: SourceIndex, df: number) => Math.log(1 + (index.documents - df + 0.5) / (df + 0.5));
+
+/** The matches of a term with one posting list (a whole term, or a prefix only one term has): the list itself, no pass to merge. */
+function listMatches(index: SourceIndex, range: TermRange): Matches {
+  const start = postingStart(index, range.first);
+  const count = range.postings;
+  const weight = range.exact === range.first ? 1 : PREFIX_WEIGHT;
+  const whole = range.exact === range.first ? 1 : 0;
+  const idf = idfOf(index, count);
+  const docs = index.postingDocs.slice(start, start + count);
+  const scores = new Float64Array(count);
+  const wholes = new Uint8Array(count);
+  for (let j = 0; j < count; j++) {
+    const tf = index.postingTf[start + j]! * weight;
+    scores[j] = bm25(idf, tf, index.norms[docs[j]!]!);
+    wholes[j] = whole & index.postingPrimary[start + j]!;
+  }
+  return { count, docs, scores, whole: wholes };
+}
+
+/** The matches of the term with the fewest postings: the candidates the other terms filter. */
+function firstMatches(index: SourceIndex, scratch: Scratch, range: TermRange, checkDeadline: () => void): Matches {
+  if (range.end - range.first === 1) return listMatches(index, range);
+  const touched = new Int32Array(range.postings);
+  const count = sumTerm(index, scratch, range, checkDeadline, touched);
+  const matches: Matches = { count, docs: touched, scores: new Float64Array(count), whole: new Uint8Array(count).fill(1) };
+  addTerm(index, scratch, matches, count);
+  return matches;
+}
+
+/** The first posting of `doc` in `[from, to)` of a term's list (sorted by document), or −1. */
+function findPosting(docs: Int32Array, from: number, to: number, doc: number): number {
+  let low = from;
+  let high = to;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (docs[middle]! < doc) low = middle + 1;
+    else high = middle;
+  }
+  return low < to && docs[low] === doc ? low : -1;
+}
+
+/**
+ * A term with one long posting list and few candidates left: each candidate is looked up in the
+ * list by binary search instead of a pass over the list (its document frequency is its length).
+ */
+function filterByList(index: SourceIndex, matches: Matches, range: TermRange): void {
+  const start = postingStart(index, range.first);
+  const end = start + range.postings;
+  const weight = range.exact === range.first ? 1 : PREFIX_WEIGHT;
+  const whole = range.exact === range.first ? 1 : 0;
+  const idf = idfOf(index, range.postings);
+  const { docs, scores } = matches;
+  let kept = 0;
+  for (let j = 0; j < matches.count; j++) {
+    const doc = docs[j]!;
+    const p = findPosting(index.postingDocs, start, end, doc);
+    if (p < 0) continue;
+    const tf = index.postingTf[p]! * weight;
+    docs[kept] = doc;
+    scores[kept] = scores[j]! + bm25(idf, tf, index.norms[doc]!);
+    matches.whole[kept] = matches.whole[j]! & whole & index.postingPrimary[p]!;
+    kept++;
+  }
+  matches.count = kept;
+}
+
+/** Binary search wins over a pass when the list is this many times longer than the candidates. */
+const SEARCH_OVER_PASS = 16;
+
 /** Every document matching every term, with its BM25 score and whether every term is a primary word of it. */
 function matchAll(index: SourceIndex, ranges: TermRange[], checkDeadline: () => void): Matches {
   const scratch = scratchOf(index);
   // Fewest postings first: the first term's documents are the candidates the others filter.
   const [first, ...rest] = [...ranges].sort((a, b) => a.postings - b.postings);
-  const touched = new Int32Array(first!.postings);
-  const count = sumTerm(index, scratch, first!, checkDeadline, touched);
-  const matches: Matches = { count, docs: touched, scores: new Float64Array(count), whole: new Uint8Array(count).fill(1) };
-  addTerm(index, scratch, matches, count);
+  const matches = firstMatches(index, scratch, first!, checkDeadline);
   for (const range of rest) {
     if (matches.count === 0) break;
-    addTerm(index, scratch, matches, sumTerm(index, scratch, range, checkDeadline));
+    if (range.end - range.first === 1 && matches.count * SEARCH_OVER_PASS < range.postings) filterByList(index, matches, range);
+    else addTerm(index, scratch, matches, sumTerm(index, scratch, range, checkDeadline));
+    checkDeadline();
   }
   return matches;
 }

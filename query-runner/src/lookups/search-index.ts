@@ -73,9 +73,13 @@ export function indexBytes(index: SourceIndex): number {
   return arrays.reduce((sum, array) => sum + array.byteLength, 0);
 }
 
-/** Reads every chunk of `result`, in order. */
-async function eachChunk(result: DuckDBResult, visit: (chunk: DuckDBDataChunk) => void): Promise<void> {
-  for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) visit(chunk);
+/** Reads every chunk of `result`, in order, with its row count (a native call per read of `rowCount`). */
+async function eachChunk(result: DuckDBResult, visit: (chunk: DuckDBDataChunk, rows: number) => void): Promise<void> {
+  for (let chunk = await result.fetchChunk(); chunk; chunk = await result.fetchChunk()) {
+    const rows = chunk.rowCount;
+    if (rows === 0) return;
+    visit(chunk, rows);
+  }
 }
 
 async function singleNumber(connection: DuckDBConnection, sql: string): Promise<number> {
@@ -95,10 +99,10 @@ async function loadTerms(connection: DuckDBConnection, postings: string): Promis
   const postingEnds = new Uint32Array(count);
   let t = 0;
   let end = 0;
-  await eachChunk(await connection.stream(`SELECT term, count(*)::INTEGER FROM ${postings} GROUP BY term ORDER BY term`), (chunk) => {
+  await eachChunk(await connection.stream(`SELECT term, count(*)::INTEGER FROM ${postings} GROUP BY term ORDER BY term`), (chunk, rows) => {
     const terms = chunk.getColumnVector(0);
     const counts = chunk.getColumnVector(1);
-    for (let row = 0; row < chunk.rowCount; row++) {
+    for (let row = 0; row < rows; row++) {
       builder.append(terms.getItem(row) as string);
       end += counts.getItem(row) as number;
       postingEnds[t++] = end;
@@ -121,9 +125,9 @@ async function loadPostings(connection: DuckDBConnection, postings: string, post
   const norms = new Float64Array(documents + 1);
   let p = 0;
   let t = 0;
-  await eachChunk(await connection.stream(`SELECT doc, tf, in_primary, norm FROM ${postings}`), (chunk) => {
+  await eachChunk(await connection.stream(`SELECT doc, tf, in_primary, norm FROM ${postings}`), (chunk, rows) => {
     const [docs, tfs, primaries, docNorms] = [0, 1, 2, 3].map((column) => chunk.getColumnVector(column));
-    for (let row = 0; row < chunk.rowCount; row++, p++) {
+    for (let row = 0; row < rows; row++, p++) {
       while (postingEnds[t]! <= p) t++;
       const doc = docs!.getItem(row) as number;
       const tf = tfs!.getItem(row) as number;
@@ -148,10 +152,10 @@ async function loadTitles(connection: DuckDBConnection, titles: string): Promise
   const titleDocs = new Int32Array(count);
   let i = 0;
   // The table's own order is `ORDER BY title, doc`; the builder refuses a title out of order.
-  await eachChunk(await connection.stream(`SELECT title, doc FROM ${titles}`), (chunk) => {
+  await eachChunk(await connection.stream(`SELECT title, doc FROM ${titles}`), (chunk, rows) => {
     const texts = chunk.getColumnVector(0);
     const docs = chunk.getColumnVector(1);
-    for (let row = 0; row < chunk.rowCount; row++) {
+    for (let row = 0; row < rows; row++) {
       builder.append(texts.getItem(row) as string);
       titleDocs[i++] = docs.getItem(row) as number;
     }
