@@ -1,14 +1,15 @@
 /**
  * `node query-runner/bench/lookup-plan.ts SERVICE_DB SOURCE KEYWORDS...`: DuckDB's EXPLAIN ANALYZE
- * of a stored lookup on a built `service.db`: the ranking as one SQL query (the reference,
- * `test/bm25-sql.ts`, which the runner used to run per lookup) and the page query the runner runs
- * now, for the documents the in-memory ranking chose. Shows where a lookup's DuckDB time goes.
+ * of a stored lookup on a built `service.db`, as the runner used to run it per lookup: the ranking
+ * as one SQL query (the reference, `test/bm25-sql.ts`), then the page SQL for the documents the
+ * in-memory ranking chose. Shows where that DuckDB time went (the runner now ranks in memory and
+ * reads pages from its page store).
  */
 import { DuckDBInstance, INTEGER, LIST, listValue } from '@duckdb/node-api';
 import { referenceRankingSql } from '../test/bm25-sql.ts';
 import { rankDocuments } from '../src/lookups/rank.ts';
 import { indexBytes, loadSourceIndex } from '../src/lookups/search-index.ts';
-import { pageQuery, type StoredLookupSource } from '../src/lookups/stored-sql.ts';
+import { pageSql, type StoredLookupSource } from '../src/lookups/stored-sql.ts';
 
 const [path, source, ...words] = process.argv.slice(2) as [string, StoredLookupSource, ...string[]];
 if (!path || !source || words.length === 0) throw new Error('usage: node query-runner/bench/lookup-plan.ts SERVICE_DB SOURCE KEYWORDS...');
@@ -50,9 +51,9 @@ const rankStarted = process.cpuUsage();
 const ranking = rankDocuments(index, keywords, 10, () => undefined);
 const rankCpu = process.cpuUsage(rankStarted);
 console.log(`ranking in memory: ${((rankCpu.user + rankCpu.system) / 1000).toFixed(2)} ms CPU (first run, cold JIT)`);
-const page = pageQuery(source, ranking.docs.map((d) => d.doc));
-console.log(`# Page query for the in-memory ranking's ${page.docs.length} documents (total ${ranking.total})`);
-await plan(page.sql, [listValue([...page.docs])], [LIST(INTEGER)]);
+const docs = ranking.docs.map((d) => d.doc);
+console.log(`# Page query for the in-memory ranking's ${docs.length} documents (total ${ranking.total})`);
+await plan(`WITH ranked AS (SELECT unnest($1::INTEGER[]) AS doc) ${pageSql(source)}`, [listValue(docs)], [LIST(INTEGER)]);
 console.log(`Command: node query-runner/bench/lookup-plan.ts ${path} ${source} ${keywords}   (DUCKDB_THREADS, default 1)`);
 connection.closeSync();
 instance.closeSync();

@@ -14,11 +14,13 @@
  *   and prefix tiers.
  * About 9 bytes per posting plus the titles' bytes: `indexBytes` reports it per source.
  */
+import { dirname } from 'node:path';
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBResult } from '@duckdb/node-api';
 import { STORED_SOURCES } from '@uda/shared/runner-contract';
 import { searchTable } from '@uda/shared/search';
 import type { OpenDatabase, VersionResource } from '../database-manager.ts';
 import { openSandbox, type SandboxLimits } from '../sandbox.ts';
+import { buildPageStore, closePageStore, type PageStore } from './page-store.ts';
 import { SortedTextsBuilder, type SortedTexts } from './sorted-texts.ts';
 import type { StoredLookupSource } from './stored-sql.ts';
 
@@ -39,14 +41,20 @@ const RESOURCE = 'search-index';
 
 export class SearchIndexes implements VersionResource {
   private readonly sources: Map<StoredLookupSource, SourceIndex>;
+  private readonly pageStores: Map<StoredLookupSource, PageStore>;
 
-  constructor(sources: Map<StoredLookupSource, SourceIndex>) {
+  constructor(sources: Map<StoredLookupSource, SourceIndex>, pageStores: Map<StoredLookupSource, PageStore>) {
     this.sources = sources;
+    this.pageStores = pageStores;
   }
 
   /** Undefined when the export has no index for the source (its tables were not built). */
   get(source: StoredLookupSource): SourceIndex | undefined {
     return this.sources.get(source);
+  }
+
+  pages(source: StoredLookupSource): PageStore | undefined {
+    return this.pageStores.get(source);
   }
 
   /** Per source: postings, titles and megabytes held, for the log and the benchmark. */
@@ -60,9 +68,11 @@ export class SearchIndexes implements VersionResource {
     return this.sources.size === 0;
   }
 
-  /** Drops the arrays, so they are freed once the version's last lookup has returned. */
+  /** Drops the arrays, so they are freed once the version's last lookup has returned, and closes the page files. */
   close(): void {
     this.sources.clear();
+    for (const store of this.pageStores.values()) void closePageStore(store);
+    this.pageStores.clear();
   }
 }
 
@@ -172,32 +182,39 @@ export async function loadSourceIndex(connection: DuckDBConnection, source: Stor
 }
 
 /**
- * Loads every stored source's index of `database` and keeps it as the version's resource. The
- * tables are read through `reader`, a second instance of the same file that the caller closes
- * afterwards: reading every posting fills an instance's buffer pool with blocks no lookup reads
- * again (~700 MB at scale 1), which the version's own instance would keep resident.
+ * Loads every stored source's index of `database`, renders its page store into `pagesDir`, and
+ * keeps both as the version's resource. The tables are read through `reader`, a second instance of
+ * the same file that the caller closes afterwards: reading every posting fills an instance's buffer
+ * pool with blocks no lookup reads again (~700 MB at scale 1), which the version's own instance
+ * would keep resident.
  */
-export async function loadSearchIndexes(database: OpenDatabase, reader: DuckDBInstance): Promise<SearchIndexes> {
+export async function loadSearchIndexes(database: OpenDatabase, reader: DuckDBInstance, pagesDir: string): Promise<SearchIndexes> {
   const connection = await reader.connect();
+  const sources = new Map<StoredLookupSource, SourceIndex>();
+  const pageStores = new Map<StoredLookupSource, PageStore>();
   try {
-    const sources = new Map<StoredLookupSource, SourceIndex>();
     for (const source of STORED_SOURCES) {
       const index = await loadSourceIndex(connection, source);
-      if (index) sources.set(source, index);
+      if (!index) continue;
+      sources.set(source, index);
+      pageStores.set(source, await buildPageStore(connection, source, index.documents, pagesDir));
     }
-    const indexes = new SearchIndexes(sources);
-    database.resources.set(RESOURCE, indexes);
-    return indexes;
+  } catch (error) {
+    await Promise.all([...pageStores.values()].map(closePageStore));
+    throw error;
   } finally {
     connection.closeSync();
   }
+  const indexes = new SearchIndexes(sources, pageStores);
+  database.resources.set(RESOURCE, indexes);
+  return indexes;
 }
 
-/** `loadSearchIndexes` through a sandboxed reader instance of the version's file, closed afterwards. */
+/** `loadSearchIndexes` through a sandboxed reader instance of the version's file, closed afterwards; the pages beside the file. */
 export async function openSearchIndexes(database: OpenDatabase, limits: SandboxLimits): Promise<SearchIndexes> {
   const reader = await openSandbox(database.path, limits);
   try {
-    return await loadSearchIndexes(database, reader);
+    return await loadSearchIndexes(database, reader, dirname(database.path));
   } finally {
     reader.closeSync();
   }

@@ -1,37 +1,30 @@
 /**
- * The page of a stored lookup, as our own parameterised SQL (never user SQL, so the textual
- * validator does not apply: "Drop City" is a fine book title): the ranking (`rank.ts`) picks the
- * page's documents in memory, and this one prepared statement per source reads their rows by key
- * from the index's `docs` table and the source tables. The result shapes are documented in the
- * README ("Lookup results") and pinned by tests.
+ * The rows of a stored lookup's page, as our own SQL (never user SQL): the columns each document
+ * shows, read by key from the index's `docs` table and the source tables. The page store
+ * (`page-store.ts`) renders them for every document when a version is opened; the ranking
+ * (`rank.ts`) picks the page's documents. The result shapes are documented in the README ("Lookup
+ * results") and pinned by tests.
  */
 import type { STORED_SOURCES } from '@uda/shared/runner-contract';
 import { searchTable } from '@uda/shared/search';
 
-export interface LookupQuery {
-  readonly sql: string;
-  /** The page's documents, best first. */
-  readonly docs: readonly number[];
-}
-
 export type StoredLookupSource = (typeof STORED_SOURCES)[number];
 
 /**
- * The page's columns for the ranked documents: `page` must select from `ranked r JOIN docs d`, in
- * the ranking's order (`ORDER`). The
- * columns from the source's other tables (nutrients, repositories, filings) are the index's page
- * columns in `docs`, so a page reads the source tables by key for its own rows only.
+ * The page's columns for the documents of a `ranked(doc)` relation, selected from `ranked r JOIN
+ * docs d` with `r.doc` as PAGE_DOC. The columns from the source's other tables (nutrients,
+ * repositories, filings) are the index's page columns in `docs`, computed at export.
  */
 type PageSql = (docs: string) => string;
 
-const ORDER = 'ORDER BY list_position($1, r.doc)';
+/** The document number each row carries, which is not part of the row's shape. */
+export const PAGE_DOC = 'page_doc';
 
 const PAGES: Record<StoredLookupSource, PageSql> = {
-  gutenberg: (docs) => `SELECT g.text_id, g.title, g.type, g.issued, g.languages, g.authors, g.subjects, g.bookshelves,
+  gutenberg: (docs) => `SELECT r.doc AS ${PAGE_DOC}, g.text_id, g.title, g.type, g.issued, g.languages, g.authors, g.subjects, g.bookshelves,
          'https://www.gutenberg.org/ebooks/' || g.text_id AS url
-      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN gutenberg g ON g.text_id = d.text_id
-      ${ORDER}`,
-  census: (docs) => `SELECT p.level, p.name, p.state_fips, p.county_fips, p.population, p.year, p.earliest_population
+      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN gutenberg g ON g.text_id = d.text_id`,
+  census: (docs) => `SELECT r.doc AS ${PAGE_DOC}, p.level, p.name, p.state_fips, p.county_fips, p.population, p.year, p.earliest_population
       FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN (
           SELECT CASE sumlev WHEN '010' THEN 'nation' WHEN '020' THEN 'region' WHEN '030' THEN 'division' ELSE 'state' END AS level,
                  name, state AS state_fips, NULL::VARCHAR AS county_fips,
@@ -39,22 +32,18 @@ const PAGES: Record<StoredLookupSource, PageSql> = {
           FROM census_states
           UNION ALL
           SELECT 'county', ctyname || ', ' || stname, state, county, popestimate2019, 2019, popestimate2010
-          FROM census_counties WHERE sumlev = '050') p ON p.name = d.name
-      ${ORDER}`,
-  food: (docs) => `SELECT f.fdc_id, f.description, f.category, f.ndb_number,
+          FROM census_counties WHERE sumlev = '050') p ON p.name = d.name`,
+  food: (docs) => `SELECT r.doc AS ${PAGE_DOC}, f.fdc_id, f.description, f.category, f.ndb_number,
          d.energy_kcal, d.protein_g, d.fat_g, d.carbohydrate_g
-      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN food f ON f.fdc_id = d.fdc_id
-      ${ORDER}`,
-  pwc: (docs) => `SELECT p.paper_url, p.arxiv_id, p.title, p.abstract, p.authors, p.tasks, p.date, p.url_abs, p.url_pdf,
+      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN food f ON f.fdc_id = d.fdc_id`,
+  pwc: (docs) => `SELECT r.doc AS ${PAGE_DOC}, p.paper_url, p.arxiv_id, p.title, p.abstract, p.authors, p.tasks, p.date, p.url_abs, p.url_pdf,
          coalesce(d.repositories, []) AS repositories
-      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN pwc_papers p ON p.paper_url = d.paper_url
-      ${ORDER}`,
-  sec: (docs) => `SELECT c.cik, c.ticker, c.title, coalesce(d.recent_filings, []) AS recent_filings
-      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN sec_companies c ON c.ticker = d.ticker
-      ${ORDER}`,
+      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN pwc_papers p ON p.paper_url = d.paper_url`,
+  sec: (docs) => `SELECT r.doc AS ${PAGE_DOC}, c.cik, c.ticker, c.title, coalesce(d.recent_filings, []) AS recent_filings
+      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN sec_companies c ON c.ticker = d.ticker`,
 };
 
-/** The page's rows, best first, for the documents the ranking chose (given as one INTEGER[] parameter). */
-export function pageQuery(source: StoredLookupSource, docs: readonly number[]): LookupQuery {
-  return { sql: `WITH ranked AS (SELECT unnest($1::INTEGER[]) AS doc) ${PAGES[source](searchTable(source, 'docs'))}`, docs };
+/** The page SQL of `source`, for the documents of a `ranked(doc)` relation the caller defines. */
+export function pageSql(source: StoredLookupSource): string {
+  return PAGES[source](searchTable(source, 'docs'));
 }
