@@ -43,12 +43,19 @@ interface TermRange {
   readonly postings: number;
 }
 
-/** Per document: `seen[doc] === stamp` marks the documents of the current pass, whose `tf` and `flag` are set. */
+/**
+ * Per document: `seen[doc] === stamp` marks the documents of the current pass, whose `tf` and
+ * `flag` are set. Two bit sets of every document (a few hundred KB, so they stay in the CPU's
+ * cache where the Int32 stamps do not) count a long term's documents and test its postings
+ * against the candidates.
+ */
 interface Scratch {
   stamp: number;
   readonly seen: Int32Array;
   readonly tf: Float64Array;
   readonly flag: Uint8Array;
+  readonly termBits: Uint32Array;
+  readonly candidateBits: Uint32Array;
 }
 
 /** The documents still matching every term so far, with their partial scores. */
@@ -65,7 +72,11 @@ function scratchOf(index: SourceIndex): Scratch {
   let scratch = scratches.get(index);
   if (!scratch) {
     const size = index.documents + 1;
-    scratch = { stamp: 0, seen: new Int32Array(size), tf: new Float64Array(size), flag: new Uint8Array(size) };
+    const words = (size >>> 5) + 1;
+    scratch = {
+      stamp: 0, seen: new Int32Array(size), tf: new Float64Array(size), flag: new Uint8Array(size),
+      termBits: new Uint32Array(words), candidateBits: new Uint32Array(words),
+    };
     scratches.set(index, scratch);
   }
   return scratch;
@@ -212,6 +223,59 @@ function filterByList(index: SourceIndex, matches: Matches, range: TermRange): v
   matches.count = kept;
 }
 
+/**
+ * A term with several posting lists (a prefix's terms), after the first: one pass over its postings
+ * counts its documents (its df) in a bit set and sums tf for the candidates only, so the pass
+ * touches the large per-document arrays for candidates alone.
+ */
+function filterByUnion(index: SourceIndex, scratch: Scratch, matches: Matches, range: TermRange, checkDeadline: () => void): void {
+  const { tf, flag, termBits, candidateBits } = scratch;
+  const { postingDocs, postingTf, postingPrimary } = index;
+  termBits.fill(0);
+  candidateBits.fill(0);
+  for (let j = 0; j < matches.count; j++) {
+    const doc = matches.docs[j]!;
+    candidateBits[doc >>> 5]! |= 1 << (doc & 31);
+    tf[doc] = 0;
+    flag[doc] = 0;
+  }
+  let df = 0;
+  for (let t = range.first; t < range.end; t++) {
+    const weight = t === range.exact ? 1 : PREFIX_WEIGHT;
+    const whole = t === range.exact ? 1 : 0;
+    const end = index.postingEnds[t]!;
+    for (let p = postingStart(index, t); p < end; ) {
+      const blockEnd = Math.min(end, p + BLOCK);
+      for (; p < blockEnd; p++) {
+        const doc = postingDocs[p]!;
+        const word = doc >>> 5;
+        const bit = 1 << (doc & 31);
+        if ((termBits[word]! & bit) === 0) {
+          termBits[word]! |= bit;
+          df++;
+        }
+        if ((candidateBits[word]! & bit) !== 0) {
+          tf[doc]! += postingTf[p]! * weight;
+          flag[doc]! |= whole & postingPrimary[p]!;
+        }
+      }
+      checkDeadline();
+    }
+  }
+  const idf = idfOf(index, df);
+  const { docs, scores, whole } = matches;
+  let kept = 0;
+  for (let j = 0; j < matches.count; j++) {
+    const doc = docs[j]!;
+    if ((termBits[doc >>> 5]! & (1 << (doc & 31))) === 0) continue;
+    docs[kept] = doc;
+    scores[kept] = scores[j]! + bm25(idf, tf[doc]!, index.norms[doc]!);
+    whole[kept] = whole[j]! & flag[doc]!;
+    kept++;
+  }
+  matches.count = kept;
+}
+
 /** Binary search wins over a pass when the list is this many times longer than the candidates. */
 const SEARCH_OVER_PASS = 16;
 
@@ -224,7 +288,7 @@ function matchAll(index: SourceIndex, ranges: TermRange[], checkDeadline: () => 
   for (const range of rest) {
     if (matches.count === 0) break;
     if (range.end - range.first === 1 && matches.count * SEARCH_OVER_PASS < range.postings) filterByList(index, matches, range);
-    else addTerm(index, scratch, matches, sumTerm(index, scratch, range, checkDeadline));
+    else filterByUnion(index, scratch, matches, range, checkDeadline);
     checkDeadline();
   }
   return matches;
