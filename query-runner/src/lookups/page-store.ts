@@ -32,7 +32,8 @@ const WRITE_BATCH = 4 << 20;
 function chunkRows(chunk: DuckDBDataChunk, names: readonly string[]): Record<string, unknown>[] {
   const columns = names.map((_, i) => chunk.convertColumnValues(i, jsonValue));
   const rows: Record<string, unknown>[] = [];
-  for (let r = 0; r < chunk.rowCount; r++) {
+  const count = chunk.rowCount; // a native call per read
+  for (let r = 0; r < count; r++) {
     const row: Record<string, unknown> = {};
     names.forEach((name, i) => (row[name] = columns[i]![r]));
     rows.push(row);
