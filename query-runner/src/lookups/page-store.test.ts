@@ -43,7 +43,7 @@ describe('the page store', () => {
       const documents = indexes.get(source)!.documents;
       // The first, last and spread documents, out of order, as a ranking returns them.
       const docs = [...new Set([documents, 1, Math.ceil(documents / 2), Math.ceil(documents / 3), 2].filter((d) => d >= 1 && d <= documents))];
-      const stored = await readPage(indexes.pages(source)!, docs);
+      const stored = readPage(indexes.pages(source)!, docs);
       const expected = await sqlRows(source, docs);
       expect(stored).toEqual(expected);
       expect(stored.map((row) => Object.keys(row))).toEqual(expected.map((row) => Object.keys(row)));

@@ -42,7 +42,7 @@ export async function lookupOn(database: OpenDatabase, request: LookupRequest, t
   if (!index || !pages) throw unavailableError(`The ${request.source} source has no search index in the current data version.`);
   try {
     const ranking = rankDocuments(index, request.keywords, request.limit, deadlineCheck(timeoutMs));
-    return { results: await readPage(pages, ranking.docs.map((ranked) => ranked.doc)), total: ranking.total };
+    return { results: readPage(pages, ranking.docs.map((ranked) => ranked.doc)), total: ranking.total };
   } catch (error) {
     throw runnerErrorOf(error);
   }
