@@ -1,9 +1,9 @@
 /**
  * The stored sources' search index in memory, one per database version, loaded from the
  * `_search_*` tables the exporter builds (`exporter/src/build/search-index.ts`) when the version is
- * opened, before it is swapped in. Ranking a lookup in DuckDB cost ~25 ms of CPU at scale 1 (hash
- * aggregates, a window and joins planned over the posting lists on every request); over these
- * arrays it reads only the query terms' postings (`rank.ts`), and DuckDB fetches the page's rows.
+ * opened, before it is swapped in, with the version's page store (`page-store.ts`). Ranking a
+ * lookup in DuckDB cost ~22 ms of CPU at scale 1 (hash aggregates, a window and joins over the
+ * query terms' postings on every request); over these arrays it reads only those postings (`rank.ts`).
  *
  * Layout per source, as typed arrays (outside the JS heap, freed with the version):
  * - `terms`: the term dictionary, sorted as the postings table is, so term t's postings are
