@@ -45,9 +45,9 @@ interface TermRange {
 
 /**
  * Per document: `seen[doc] === stamp` marks the documents of the current pass, whose `tf` and
- * `flag` are set. Two bit sets of every document (a few hundred KB, so they stay in the CPU's
- * cache where the Int32 stamps do not) count a long term's documents and test its postings
- * against the candidates.
+ * `flag` are set. Bit sets of every document (a few hundred KB, so they stay in the CPU's cache
+ * where the Int32 stamps do not) count a long term's documents, test its postings against the
+ * candidates, and mark the titled documents.
  */
 interface Scratch {
   stamp: number;
@@ -56,6 +56,7 @@ interface Scratch {
   readonly flag: Uint8Array;
   readonly termBits: Uint32Array;
   readonly candidateBits: Uint32Array;
+  readonly titleBits: Uint32Array;
 }
 
 /** The documents still matching every term so far, with their partial scores. */
@@ -75,7 +76,7 @@ function scratchOf(index: SourceIndex): Scratch {
     const words = (size >>> 5) + 1;
     scratch = {
       stamp: 0, seen: new Int32Array(size), tf: new Float64Array(size), flag: new Uint8Array(size),
-      termBits: new Uint32Array(words), candidateBits: new Uint32Array(words),
+      termBits: new Uint32Array(words), candidateBits: new Uint32Array(words), titleBits: new Uint32Array(words),
     };
     scratches.set(index, scratch);
   }
@@ -294,25 +295,31 @@ function matchAll(index: SourceIndex, ranges: TermRange[], checkDeadline: () => 
   return matches;
 }
 
+/** The documents whose title starts with the phrase as whole words (bits), and those whose title equals it. */
+interface Titled {
+  readonly bits: Uint32Array;
+  readonly exact: Set<number>;
+}
+
 /**
- * Marks the documents with a title equal to the phrase (tier 0) or starting with it as whole words
- * (tier 1) in a new scratch pass: `flag` holds the best tier. Titles are space-joined terms, so
- * the range `[phrase, phrase ‖ ' ' ‖ 0xFF)` holds exactly those titles.
+ * The documents with a title equal to the phrase (tier 0) or starting with it as whole words
+ * (tier 1), as a bit set of every document (it stays in the CPU's cache while the ranking tests
+ * every match against it) and the few exact ones. Titles are space-joined terms, so the range
+ * `[phrase, phrase ‖ ' ' ‖ 0xFF)` holds exactly those titles.
  */
-function markTitles(index: SourceIndex, scratch: Scratch, phrase: string): number {
+function titledDocs(index: SourceIndex, scratch: Scratch, phrase: string): Titled {
   const key = Buffer.from(phrase, 'utf8');
   const first = lowerBound(index.titles, key);
   const end = lowerBound(index.titles, Buffer.concat([key, Buffer.from([0x20, AFTER_EVERY_CONTINUATION])]));
-  const stamp = nextStamp(scratch);
+  const bits = scratch.titleBits;
+  bits.fill(0);
+  const exact = new Set<number>();
   for (let i = first; i < end; i++) {
     const doc = index.titleDocs[i]!;
-    const tier = textLength(index.titles, i) === key.length ? 0 : 1;
-    if (scratch.seen[doc] !== stamp || tier < scratch.flag[doc]!) {
-      scratch.seen[doc] = stamp;
-      scratch.flag[doc] = tier;
-    }
+    bits[doc >>> 5]! |= 1 << (doc & 31);
+    if (textLength(index.titles, i) === key.length) exact.add(doc);
   }
-  return stamp;
+  return { bits, exact };
 }
 
 /** Whether the match (tier, score, doc) ranks before `other`. */
@@ -340,11 +347,10 @@ export function rankDocuments(index: SourceIndex, keywords: string, limit: numbe
   if (ranges.length === 0 || ranges.some((range) => range.first === range.end)) return NO_MATCH;
   const matches = matchAll(index, ranges, checkDeadline);
   if (matches.count === 0) return NO_MATCH;
-  const scratch = scratchOf(index);
-  const titled = markTitles(index, scratch, titlePhrase(keywords));
+  const titled = titledDocs(index, scratchOf(index), titlePhrase(keywords));
   const tierOf = (j: number) => {
     const doc = matches.docs[j]!;
-    if (scratch.seen[doc] === titled) return scratch.flag[doc]!;
+    if ((titled.bits[doc >>> 5]! & (1 << (doc & 31))) !== 0) return titled.exact.has(doc) ? 0 : 1;
     return matches.whole[j] ? 2 : 3;
   };
   const docs = topDocs(matches, tierOf, limit);
