@@ -35,6 +35,15 @@ interface Point {
   non2xx: number;
 }
 
+/** Waits for the runner's /readyz; measuring a runner that is not ready would time only its 503s. */
+async function untilReady(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fetch(`${url}/readyz`).catch(() => undefined))?.ok) {
+    if (Date.now() > deadline) throw new Error(`the runner at ${url} was not ready after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 /** Generates inputs of `scale` into `dir` and exports them there: the rows exported and the seconds it took. */
 async function generateAndExport(scale: number, dir: string): Promise<{ rows: number; exportSeconds: number }> {
   const input = join(dir, 'input');
@@ -56,7 +65,8 @@ async function measureScale(scale: number, duration: number, connections: number
       DATA_DIR: dir, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix(), RUNNER_PORT: '0', MANIFEST_POLL_MS: '100', LOG_LEVEL: 'silent',
     }, (l) => l.includes('"event":"listening"'));
     const url = (JSON.parse(runner.line) as { url: string }).url;
-    for (let i = 0; i < 600 && !(await fetch(`${url}/readyz`).catch(() => undefined))?.ok; i++) await new Promise((r) => setTimeout(r, 100));
+    // A runner opens a version only once its search index and page store are built: ~70 s at scale 1.
+    await untilReady(url, 600_000);
 
     let totals = 0;
     for (const [source, keywords] of MIX) {

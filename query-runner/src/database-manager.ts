@@ -39,6 +39,11 @@ export interface DatabaseManagerOptions {
   readonly pollMs: number;
   readonly logger: Logger;
   readonly onVersion?: (version: string) => void;
+  /**
+   * Builds a version's resources before it is swapped in (the lookups' in-memory search index), so
+   * the lookups on a new version never wait for them; a version it fails for is not swapped in.
+   */
+  readonly prepare?: (database: OpenDatabase) => Promise<void>;
 }
 
 export class DatabaseManager {
@@ -107,8 +112,15 @@ export class DatabaseManager {
     if (!manifest || !entry || manifest.version === this.current?.version) return;
     const path = await downloadDatabase(this.options.store, entry, manifest.version, this.options.dir);
     const instance = await openSandbox(path, this.options.limits);
+    const opened: OpenDatabase = { version: manifest.version, path, instance, leases: 0, retired: false, resources: new Map() };
+    try {
+      await this.options.prepare?.(opened);
+    } catch (error) {
+      await this.dispose(opened);
+      throw error;
+    }
     const previous = this.current;
-    this.current = { version: manifest.version, path, instance, leases: 0, retired: false, resources: new Map() };
+    this.current = opened;
     this.options.logger.info({ version: manifest.version, previous: previous?.version }, 'database swapped in');
     this.options.onVersion?.(manifest.version);
     if (previous) this.retire(previous);

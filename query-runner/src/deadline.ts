@@ -21,3 +21,15 @@ export function runnerErrorOf(error: unknown): RunnerError {
   if (error instanceof DeadlineExceeded) return timeoutError(error.timeoutMs);
   return engineError(error);
 }
+
+/**
+ * The deadline of synchronous work (the lookups' in-memory ranking), which `withDeadline`'s timer
+ * cannot stop: the timer never fires while the work holds the event loop. The work calls the
+ * returned check between blocks; it throws once `timeoutMs` from now has passed.
+ */
+export function deadlineCheck(timeoutMs: number): () => void {
+  const expiresAt = performance.now() + timeoutMs;
+  return () => {
+    if (performance.now() >= expiresAt) throw new DeadlineExceeded(timeoutMs);
+  };
+}

@@ -18,6 +18,7 @@ import { DatabaseManager } from './database-manager.ts';
 import { createApp, metricsHandler } from './http/routes.ts';
 import { createLimiter } from './limiter.ts';
 import { runLookup } from './lookups/run-lookup.ts';
+import { openSearchIndexes } from './lookups/search-index.ts';
 import { searchSheet } from './sheets/search.ts';
 import type { LookupRequest, SheetSearchRequest } from '@uda/shared/runner-contract';
 import { createMetrics, setDataVersion } from './metrics.ts';
@@ -60,6 +61,12 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
   const databases = new DatabaseManager({
     store, dir: join(workDir, 'db'), limits: sandboxLimits, pollMs: config.MANIFEST_POLL_MS, logger,
     onVersion: (version) => setDataVersion(metrics, version),
+    prepare: async (database) => {
+      const started = performance.now();
+      const indexes = await openSearchIndexes(database, sandboxLimits);
+      const seconds = Number(((performance.now() - started) / 1000).toFixed(1));
+      logger.info({ version: database.version, seconds, sources: indexes.describe(), rssMegabytes: Math.round(process.memoryUsage().rss / 1e6) }, 'search index loaded');
+    },
   });
   const coordination = config.REDIS_URL
     ? createRedisCoordination(config.REDIS_URL, config.REDIS_KEY_PREFIX, (error) => logger.warn({ err: error }, 'redis error'))

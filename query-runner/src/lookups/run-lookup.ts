@@ -1,16 +1,19 @@
 /**
  * Runs a stored-source lookup on the current database version, inside the same deadline and
- * concurrency limiter as user SQL. Lookups are our own parameterised SQL, so they run in the
- * runner process (user SQL runs in the worker pool), on the version's pooled connections with
- * their prepared statements (`lookup-connections.ts`); every page is bounded by its LIMIT.
+ * concurrency limiter as user SQL: the version's in-memory index ranks the matches (`rank.ts`),
+ * bounded by the deadline's clock, then the page's rows, at most `limit` of them, are read from
+ * the version's page store (`page-store.ts`). DuckDB is not involved per lookup: both were
+ * prepared from the version's tables by our own SQL when it was opened.
  */
 import type { LookupRequest, LookupResponse } from '@uda/shared/runner-contract';
-import type { DatabaseManager } from '../database-manager.ts';
+import type { DatabaseManager, OpenDatabase } from '../database-manager.ts';
 import { unavailableError } from '../errors.ts';
-import { withDeadline } from '../deadline.ts';
+import { deadlineCheck, runnerErrorOf } from '../deadline.ts';
 import type { Limiter } from '../limiter.ts';
-import { lookupConnections } from './lookup-connections.ts';
-import { storedLookupQuery } from './stored-sql.ts';
+import { readPage } from './page-store.ts';
+import { queryTerms } from './query-terms.ts';
+import { rankDocuments } from './rank.ts';
+import { searchIndexesOf } from './search-index.ts';
 
 export interface LookupDeps {
   readonly databases: DatabaseManager;
@@ -19,19 +22,28 @@ export interface LookupDeps {
 }
 
 export async function runLookup(deps: LookupDeps, request: LookupRequest): Promise<LookupResponse> {
-  const query = storedLookupQuery(request.source, request.keywords, request.limit);
-  if (!query) return { results: [], total: 0 };
+  if (queryTerms(request.keywords).length === 0) return { results: [], total: 0 };
   return deps.limiter.run(async () => {
     const lease = deps.databases.lease();
     if (!lease) throw unavailableError('The query service is starting and has no database open yet.');
     try {
-      const rows = await lookupConnections(lease.database).use((session) =>
-        withDeadline(session.connection, deps.timeoutMs, () => session.rows(query.sql, query.params)),
-      );
-      const total = Number(rows[0]?.total ?? 0);
-      return { results: rows.map(({ total: _total, ...row }) => row), total };
+      return await lookupOn(lease.database, request, deps.timeoutMs);
     } finally {
       lease.release();
     }
   });
+}
+
+/** The lookup on one database version, whose index and pages `loadSearchIndexes` prepared when it was opened. */
+export async function lookupOn(database: OpenDatabase, request: LookupRequest, timeoutMs: number): Promise<LookupResponse> {
+  const indexes = searchIndexesOf(database);
+  const index = indexes?.get(request.source);
+  const pages = indexes?.pages(request.source);
+  if (!index || !pages) throw unavailableError(`The ${request.source} source has no search index in the current data version.`);
+  try {
+    const ranking = rankDocuments(index, request.keywords, request.limit, deadlineCheck(timeoutMs));
+    return { results: readPage(pages, ranking.docs.map((ranked) => ranked.doc)), total: ranking.total };
+  } catch (error) {
+    throw runnerErrorOf(error);
+  }
 }

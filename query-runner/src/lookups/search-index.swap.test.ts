@@ -1,28 +1,28 @@
 /**
- * The lookups' pooled connections and prepared statements belong to one database version: lookups
- * keep answering while a new version is swapped in, and the old version's statements and
- * connections are closed once its last lookup ends.
+ * The lookups' in-memory search index and page store belong to one database version, loaded
+ * before the version is swapped in: lookups keep answering while a new version is swapped in, and
+ * the old version's index is dropped (its page files closed) once its last lookup ends.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startExportedRunner, type ExportedRunner } from '../../test/exported-runner.ts';
 import type { DatabaseManager } from '../database-manager.ts';
-import { lookupConnections, type LookupConnections } from './lookup-connections.ts';
+import { searchIndexesOf, type SearchIndexes } from './search-index.ts';
 
 let served: ExportedRunner;
 
 beforeAll(async () => {
-  served = await startExportedRunner('lookup-pool');
+  served = await startExportedRunner('search-index-swap');
 });
 
 afterAll(async () => {
   await served.stop();
 });
 
-/** The lookup pool of the version being served now. */
-function currentPool(databases: DatabaseManager): { version: string; pool: LookupConnections } {
+/** The search index of the version being served now. */
+function currentIndex(databases: DatabaseManager): { version: string; index: SearchIndexes } {
   const lease = databases.lease()!;
   try {
-    return { version: lease.database.version, pool: lookupConnections(lease.database) };
+    return { version: lease.database.version, index: searchIndexesOf(lease.database)! };
   } finally {
     lease.release();
   }
@@ -36,18 +36,17 @@ async function until(condition: () => boolean, timeoutMs = 30_000): Promise<void
   }
 }
 
-describe('lookup connections across a database version swap', () => {
-  it('reuses prepared statements for repeated lookups instead of preparing them again', async () => {
-    for (let i = 0; i < 5; i++) await served.ok('gutenberg', 'the art of war');
-    await served.ok('gutenberg', 'sleepy hollow');
-    // One statement per source and number of terms: four terms and two terms.
-    expect(currentPool(served.runner.databases).pool.preparedStatements).toBe(2);
+describe('the search index across a database version swap', () => {
+  it('is loaded, with a page store, before the version serves its first lookup', () => {
+    const { index } = currentIndex(served.runner.databases);
+    expect(index.isClosed).toBe(false);
+    expect(index.get('gutenberg')?.documents).toBeGreaterThan(0);
+    expect(index.pages('gutenberg')).toBeDefined();
   });
 
-  it('keeps answering lookups during a swap, then closes the old version statements', async () => {
+  it('keeps answering lookups during a swap, then drops the old version index', async () => {
     const { databases } = served.runner;
-    const before = currentPool(databases);
-    expect(before.pool.preparedStatements).toBeGreaterThan(0);
+    const before = currentIndex(databases);
 
     const failures: unknown[] = [];
     const servedBy = new Set<string>();
@@ -67,9 +66,9 @@ describe('lookup connections across a database version swap', () => {
     await Promise.all(workers);
 
     expect(failures).toEqual([]);
-    await until(() => before.pool.isClosed);
-    expect(before.pool.preparedStatements).toBe(0);
-    await served.ok('gutenberg', 'the art of war');
-    expect(currentPool(databases).pool.preparedStatements).toBeGreaterThan(0);
+    await until(() => before.index.isClosed);
+    expect(currentIndex(databases).index.isClosed).toBe(false);
+    const { results } = await served.ok('gutenberg', 'the art of war');
+    expect(results[0]!.title).toBe('The Art of War');
   });
 });

@@ -1,0 +1,112 @@
+/**
+ * The in-memory ranking (`rank.ts`) and the SQL reference (`test/bm25-sql.ts`) rank random queries
+ * the same, on a database the real exporter built from the sample data: the same total, tiers and
+ * documents in the same order. Scores may differ in the last bits (the two sum the terms in a
+ * different order), so two documents may swap only where their scores are equal to 1e-9.
+ *
+ * The queries are seeded, so a failure repeats: words and prefixes of the index's own terms (one
+ * or two letters match whole terms only), leading words of titles (the exact and prefix tiers),
+ * letter case and accents, and words no document has.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { STORED_SOURCES } from '@uda/shared/runner-contract';
+import { referenceRankingSql } from '../../test/bm25-sql.ts';
+import { startExportedRunner, type ExportedRunner } from '../../test/exported-runner.ts';
+import { rankDocuments, type RankedDoc } from './rank.ts';
+import { searchIndexesOf, type SourceIndex } from './search-index.ts';
+import { textAt, textCount } from './sorted-texts.ts';
+
+const QUERIES_PER_SOURCE = 150;
+const NEAR = 1e-9;
+
+let served: ExportedRunner;
+let connection: DuckDBConnection;
+let release: () => void;
+let indexOf: (source: string) => SourceIndex;
+
+beforeAll(async () => {
+  served = await startExportedRunner('rank-agrees');
+  const lease = served.runner.databases.lease()!;
+  release = lease.release;
+  connection = await lease.database.instance.connect();
+  indexOf = (source) => searchIndexesOf(lease.database)!.get(source as never)!;
+});
+
+afterAll(async () => {
+  connection.closeSync();
+  release();
+  await served.stop();
+});
+
+/** A small seeded generator (mulberry32), so the random queries repeat. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function randomQuery(index: SourceIndex, random: () => number): string {
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+  const term = () => textAt(index.terms, Math.floor(random() * textCount(index.terms)));
+  const title = () => textAt(index.titles, Math.floor(random() * textCount(index.titles)));
+  const words = (text: string) => text.split(' ').slice(0, 1 + Math.floor(random() * 4)).join(' ');
+  const shapes = [
+    () => term(),
+    () => term().slice(0, 1 + Math.floor(random() * 4)),
+    () => `${term()} ${term()}`,
+    () => `${term().slice(0, 3)} ${term()} ${term().slice(0, 2)}`,
+    () => title(),
+    () => words(title()),
+    () => `${words(title())} ${term().slice(0, 3)}`,
+    () => title().toUpperCase().replaceAll('a', 'á'),
+    () => `${term()} qqqzzz`,
+    () => Array.from({ length: 10 }, term).join(' '),
+  ];
+  return pick(shapes)();
+}
+
+async function reference(source: string, keywords: string, limit: number): Promise<{ total: number; docs: RankedDoc[] }> {
+  const query = referenceRankingSql(source, keywords, limit)!;
+  const reader = await connection.runAndReadAll(query.sql, query.params);
+  const rows = reader.getRowObjectsJS() as { doc: number; tier: number; score: number; total: bigint }[];
+  return { total: Number(rows[0]?.total ?? 0), docs: rows.map(({ doc, tier, score }) => ({ doc, tier, score })) };
+}
+
+/** Where the two pages differ beyond a swap of near-equal scores (empty when they agree). */
+function disagreements(memory: readonly RankedDoc[], sql: readonly RankedDoc[]): string[] {
+  if (memory.length !== sql.length) return [`${memory.length} documents in memory, ${sql.length} in SQL`];
+  return memory.flatMap((m, i) => {
+    const s = sql[i]!;
+    const nearScore = Math.abs(m.score - s.score) <= NEAR * Math.max(1, Math.abs(s.score));
+    if (m.tier === s.tier && nearScore && (m.doc === s.doc || sql.some((o) => o.doc === m.doc && Math.abs(o.score - m.score) <= NEAR * Math.max(1, Math.abs(m.score))))) return [];
+    return [`#${i}: memory ${JSON.stringify(m)}, SQL ${JSON.stringify(s)}`];
+  });
+}
+
+describe('the in-memory ranking agrees with the SQL reference', () => {
+  for (const [n, source] of STORED_SOURCES.entries()) {
+    it(`${source}: ${QUERIES_PER_SOURCE} random queries rank the same, with the same total`, async () => {
+      const index = indexOf(source);
+      const random = seeded(17 + n);
+      const failures: string[] = [];
+      let matched = 0;
+      for (let q = 0; q < QUERIES_PER_SOURCE; q++) {
+        const keywords = randomQuery(index, random);
+        const limit = 1 + Math.floor(random() * 50);
+        const memory = rankDocuments(index, keywords, limit, () => undefined);
+        const sql = await reference(source, keywords, limit);
+        if (memory.total > 0) matched++;
+        const differences = memory.total === sql.total ? disagreements(memory.docs, sql.docs) : [`total ${memory.total} in memory, ${sql.total} in SQL`];
+        if (differences.length > 0) failures.push(`"${keywords}" limit ${limit}: ${differences.join('; ')}`);
+      }
+      expect(failures).toEqual([]);
+      // The random queries must exercise matches, not only misses.
+      expect(matched).toBeGreaterThan(QUERIES_PER_SOURCE / 3);
+    });
+  }
+});

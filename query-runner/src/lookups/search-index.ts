@@ -1,0 +1,226 @@
+/**
+ * The stored sources' search index in memory, one per database version, loaded from the
+ * `_search_*` tables the exporter builds (`exporter/src/build/search-index.ts`) when the version is
+ * opened, before it is swapped in, with the version's page store (`page-store.ts`). Ranking a
+ * lookup in DuckDB cost ~22 ms of CPU at scale 1 (hash aggregates, a window and joins over the
+ * query terms' postings on every request); over these arrays it reads only those postings (`rank.ts`).
+ *
+ * Layout per source, as typed arrays (outside the JS heap, freed with the version):
+ * - `terms`: the term dictionary, sorted as the postings table is, so term t's postings are
+ *   `[postingEnds[t − 1], postingEnds[t])` and a prefix's terms are one range;
+ * - per posting: `doc` (Int32), `tf` (Float32: the field-weighted frequency), `primary` (a whole
+ *   word of a primary field); per document: `norms[doc]`, the BM25 length normalisation;
+ * - `titles`: the primary texts as space-joined terms, sorted, with their documents, for the exact
+ *   and prefix tiers.
+ * About 9 bytes per posting plus the titles' bytes: `indexBytes` reports it per source.
+ */
+import { dirname } from 'node:path';
+import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBResult } from '@duckdb/node-api';
+import { STORED_SOURCES } from '@uda/shared/runner-contract';
+import { searchTable } from '@uda/shared/search';
+import type { OpenDatabase, VersionResource } from '../database-manager.ts';
+import { openSandbox, type SandboxLimits } from '../sandbox.ts';
+import { buildPageStore, closePageStore, type PageStore } from './page-store.ts';
+import { SortedTextsBuilder, type SortedTexts } from './sorted-texts.ts';
+import type { StoredLookupSource } from './stored-sql.ts';
+
+export interface SourceIndex {
+  readonly documents: number;
+  readonly terms: SortedTexts;
+  readonly postingEnds: Uint32Array;
+  readonly postingDocs: Int32Array;
+  readonly postingTf: Float32Array;
+  readonly postingPrimary: Uint8Array;
+  /** Indexed by `doc` (1 to `documents`). */
+  readonly norms: Float64Array;
+  readonly titles: SortedTexts;
+  readonly titleDocs: Int32Array;
+}
+
+const RESOURCE = 'search-index';
+
+export class SearchIndexes implements VersionResource {
+  private readonly sources: Map<StoredLookupSource, SourceIndex>;
+  private readonly pageStores: Map<StoredLookupSource, PageStore>;
+
+  constructor(sources: Map<StoredLookupSource, SourceIndex>, pageStores: Map<StoredLookupSource, PageStore>) {
+    this.sources = sources;
+    this.pageStores = pageStores;
+  }
+
+  /** Undefined when the export has no index for the source (its tables were not built). */
+  get(source: StoredLookupSource): SourceIndex | undefined {
+    return this.sources.get(source);
+  }
+
+  pages(source: StoredLookupSource): PageStore | undefined {
+    return this.pageStores.get(source);
+  }
+
+  /** Per source: postings, titles and megabytes held, for the log and the benchmark. */
+  describe(): Record<string, { postings: number; titles: number; megabytes: number }> {
+    return Object.fromEntries(
+      [...this.sources].map(([source, index]) => [source, { postings: index.postingDocs.length, titles: index.titleDocs.length, megabytes: Math.round(indexBytes(index) / 1e6) }]),
+    );
+  }
+
+  get isClosed(): boolean {
+    return this.sources.size === 0;
+  }
+
+  /** Drops the arrays, so they are freed once the version's last lookup has returned, and closes the page files. */
+  close(): void {
+    this.sources.clear();
+    for (const store of this.pageStores.values()) void closePageStore(store);
+    this.pageStores.clear();
+  }
+}
+
+/** Bytes held by one source's index. */
+export function indexBytes(index: SourceIndex): number {
+  const arrays = [index.postingEnds, index.postingDocs, index.postingTf, index.postingPrimary, index.norms, index.titleDocs,
+    index.terms.ends, index.terms.bytes, index.titles.ends, index.titles.bytes];
+  return arrays.reduce((sum, array) => sum + array.byteLength, 0);
+}
+
+/** Reads every chunk of `result`, in order, with its row count (a native call per read of `rowCount`). */
+async function eachChunk(result: DuckDBResult, visit: (chunk: DuckDBDataChunk, rows: number) => void): Promise<void> {
+  for (let chunk = await result.fetchChunk(); chunk; chunk = await result.fetchChunk()) {
+    const rows = chunk.rowCount;
+    if (rows === 0) return;
+    visit(chunk, rows);
+  }
+}
+
+async function singleNumber(connection: DuckDBConnection, sql: string): Promise<number> {
+  const reader = await connection.runAndReadAll(sql);
+  return Number(reader.getRows()[0]?.[0] ?? 0);
+}
+
+async function tableExists(connection: DuckDBConnection, table: string): Promise<boolean> {
+  const reader = await connection.runAndReadAll('SELECT count(*) FROM duckdb_tables() WHERE table_name = $1', [table]);
+  return Number(reader.getRows()[0]?.[0]) > 0;
+}
+
+/** The dictionary and where each term's postings end, from one sorted aggregate. */
+async function loadTerms(connection: DuckDBConnection, postings: string): Promise<{ terms: SortedTexts; postingEnds: Uint32Array }> {
+  const count = await singleNumber(connection, `SELECT count(DISTINCT term) FROM ${postings}`);
+  const builder = new SortedTextsBuilder(count, count * 10);
+  const postingEnds = new Uint32Array(count);
+  let t = 0;
+  let end = 0;
+  await eachChunk(await connection.stream(`SELECT term, count(*)::INTEGER FROM ${postings} GROUP BY term ORDER BY term`), (chunk, rows) => {
+    const terms = chunk.getColumnVector(0);
+    const counts = chunk.getColumnVector(1);
+    for (let row = 0; row < rows; row++) {
+      builder.append(terms.getItem(row) as string);
+      end += counts.getItem(row) as number;
+      postingEnds[t++] = end;
+    }
+  });
+  return { terms: builder.finish(), postingEnds };
+}
+
+/**
+ * The postings in the table's own order (`ORDER BY term, doc` when it was written; a plain scan
+ * keeps insertion order), which is the dictionary's order. Reading them without an ORDER BY avoids
+ * sorting tens of millions of rows; the check that each term's documents strictly increase catches
+ * a scan that did not keep the order.
+ */
+async function loadPostings(connection: DuckDBConnection, postings: string, postingEnds: Uint32Array, documents: number) {
+  const total = postingEnds.at(-1) ?? 0;
+  const postingDocs = new Int32Array(total);
+  const postingTf = new Float32Array(total);
+  const postingPrimary = new Uint8Array(total);
+  const norms = new Float64Array(documents + 1);
+  let p = 0;
+  let t = 0;
+  await eachChunk(await connection.stream(`SELECT doc, tf, in_primary, norm FROM ${postings}`), (chunk, rows) => {
+    const [docs, tfs, primaries, docNorms] = [0, 1, 2, 3].map((column) => chunk.getColumnVector(column));
+    for (let row = 0; row < rows; row++, p++) {
+      while (postingEnds[t]! <= p) t++;
+      const doc = docs!.getItem(row) as number;
+      const tf = tfs!.getItem(row) as number;
+      const termStart = t === 0 ? 0 : postingEnds[t - 1]!;
+      if (doc < 1 || doc > documents || (p > termStart && postingDocs[p - 1]! >= doc)) throw new Error(`${postings}: posting ${p} (doc ${doc}) is out of order`);
+      // Float32 halves the memory; the exporter's weights (multiples of 0.5) keep every tf exact in it.
+      if (Math.fround(tf) !== tf) throw new Error(`${postings}: tf ${tf} is not exact as a float32`);
+      postingDocs[p] = doc;
+      postingTf[p] = tf;
+      postingPrimary[p] = primaries!.getItem(row) ? 1 : 0;
+      norms[doc] = docNorms!.getItem(row) as number;
+    }
+  });
+  if (p !== total) throw new Error(`${postings}: ${p} postings read, ${total} counted`);
+  return { postingDocs, postingTf, postingPrimary, norms };
+}
+
+async function loadTitles(connection: DuckDBConnection, titles: string): Promise<{ titles: SortedTexts; titleDocs: Int32Array }> {
+  const count = await singleNumber(connection, `SELECT count(*) FROM ${titles}`);
+  const bytes = await singleNumber(connection, `SELECT coalesce(sum(strlen(title)), 0) FROM ${titles}`);
+  const builder = new SortedTextsBuilder(count, bytes);
+  const titleDocs = new Int32Array(count);
+  let i = 0;
+  // The table's own order is `ORDER BY title, doc`; the builder refuses a title out of order.
+  await eachChunk(await connection.stream(`SELECT title, doc FROM ${titles}`), (chunk, rows) => {
+    const texts = chunk.getColumnVector(0);
+    const docs = chunk.getColumnVector(1);
+    for (let row = 0; row < rows; row++) {
+      builder.append(texts.getItem(row) as string);
+      titleDocs[i++] = docs.getItem(row) as number;
+    }
+  });
+  return { titles: builder.finish(), titleDocs };
+}
+
+export async function loadSourceIndex(connection: DuckDBConnection, source: StoredLookupSource): Promise<SourceIndex | undefined> {
+  if (!(await tableExists(connection, searchTable(source, 'postings')))) return undefined;
+  const documents = await singleNumber(connection, `SELECT documents FROM ${searchTable(source, 'stats')}`);
+  const { terms, postingEnds } = await loadTerms(connection, searchTable(source, 'postings'));
+  const postings = await loadPostings(connection, searchTable(source, 'postings'), postingEnds, documents);
+  return { documents, terms, postingEnds, ...postings, ...(await loadTitles(connection, searchTable(source, 'titles'))) };
+}
+
+/**
+ * Loads every stored source's index of `database`, renders its page store into `pagesDir`, and
+ * keeps both as the version's resource. The tables are read through `reader`, a second instance of
+ * the same file that the caller closes afterwards: reading every posting fills an instance's buffer
+ * pool with blocks no lookup reads again (~700 MB at scale 1), which the version's own instance
+ * would keep resident.
+ */
+export async function loadSearchIndexes(database: OpenDatabase, reader: DuckDBInstance, pagesDir: string): Promise<SearchIndexes> {
+  const connection = await reader.connect();
+  const sources = new Map<StoredLookupSource, SourceIndex>();
+  const pageStores = new Map<StoredLookupSource, PageStore>();
+  try {
+    for (const source of STORED_SOURCES) {
+      const index = await loadSourceIndex(connection, source);
+      if (!index) continue;
+      sources.set(source, index);
+      pageStores.set(source, await buildPageStore(connection, source, index.documents, pagesDir));
+    }
+  } catch (error) {
+    await Promise.all([...pageStores.values()].map(closePageStore));
+    throw error;
+  } finally {
+    connection.closeSync();
+  }
+  const indexes = new SearchIndexes(sources, pageStores);
+  database.resources.set(RESOURCE, indexes);
+  return indexes;
+}
+
+/** `loadSearchIndexes` through a sandboxed reader instance of the version's file, closed afterwards; the pages beside the file. */
+export async function openSearchIndexes(database: OpenDatabase, limits: SandboxLimits): Promise<SearchIndexes> {
+  const reader = await openSandbox(database.path, limits);
+  try {
+    return await loadSearchIndexes(database, reader, dirname(database.path));
+  } finally {
+    reader.closeSync();
+  }
+}
+
+/** The index loaded when `database` was opened (`loadSearchIndexes`). */
+export function searchIndexesOf(database: OpenDatabase): SearchIndexes | undefined {
+  return database.resources.get(RESOURCE) as SearchIndexes | undefined;
+}
