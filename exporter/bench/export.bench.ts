@@ -15,12 +15,15 @@ import { join } from 'node:path';
 import { createLogger } from '@uda/shared/logger';
 import { sourceOfTable } from '@uda/shared/catalog';
 import { LocalFolderStore } from '@uda/shared/object-store';
+import { loadExporterConfig } from '../src/config.ts';
 import { runExport } from '../src/job.ts';
 import { allTableSpecs } from '../src/sources.ts';
 import { generateInputs } from './generate-data.ts';
 
 const DATA = join(import.meta.dirname, '..', 'data');
 const SEED = 17;
+const { EXPORT_DUCKDB_MEMORY_LIMIT, EXPORT_DUCKDB_THREADS } = loadExporterConfig(process.env);
+const DUCKDB = { memoryLimit: EXPORT_DUCKDB_MEMORY_LIMIT, threads: EXPORT_DUCKDB_THREADS };
 /** The sources whose dumps are CSV files DuckDB reads itself. */
 const CSV_SOURCES = new Set(['gutenberg', 'census', 'food']);
 
@@ -63,8 +66,8 @@ async function measure(label: string, inputDir: string, csvOnly: boolean): Promi
       store: new LocalFolderStore(join(scratch, 'objects')),
       keepVersions: 3,
       tables: csvOnly ? (await allTableSpecs(inputDir)).filter((t) => CSV_SOURCES.has(sourceOfTable(t.name)?.id ?? '')) : undefined,
-      // The exporter's defaults (EXPORT_DUCKDB_MEMORY_LIMIT, EXPORT_DUCKDB_THREADS): peak RSS is judged against them.
-      duckdb: { memoryLimit: '1GB', threads: 2 },
+      // The exporter's settings (EXPORT_DUCKDB_MEMORY_LIMIT, EXPORT_DUCKDB_THREADS; their defaults unless set): peak RSS is judged against them.
+      duckdb: DUCKDB,
       // `table built` lines go to stdout before the figures; the parent reads them as the profile.
       logger: createLogger({ name: 'bench', level: 'info' }),
     });
@@ -146,7 +149,7 @@ async function main(): Promise<void> {
   for (const r of results.filter((r) => r.label.endsWith('CSV sources'))) {
     console.log(`${r.label}: CSV sources end to end ${r.rowsPerSecond.toLocaleString('en-US')} rows/s (${r.rows.toLocaleString('en-US')} rows in ${r.seconds} s, peak RSS ${r.peakRssMb} MB)`);
   }
-  console.log(`node ${process.version}, seed ${SEED}; reproduce with: npm run bench:export -- --scales ${scales.join(',')}`);
+  console.log(`DuckDB memory_limit ${DUCKDB.memoryLimit}, threads ${DUCKDB.threads}; node ${process.version}, seed ${SEED}; reproduce with: npm run bench:export -- --scales ${scales.join(',')}`);
 }
 
 await main();

@@ -104,6 +104,11 @@ export const ART_MAX_ROWS = 2_500_000;
 
 /** Checks the loaded table's key and builds its indexes; returns its row count. */
 async function keyed(connection: DuckDBConnection, table: TableSpec): Promise<number> {
+  try {
+    if (table.keepFirst) await dropRepeatedKeys(connection, table);
+  } catch (error) {
+    throw new TableLoadError(table.name, error);
+  }
   const rows = await countRows(connection, table);
   try {
     if (rows > ART_MAX_ROWS) await checkKey(connection, table);
@@ -112,6 +117,19 @@ async function keyed(connection: DuckDBConnection, table: TableSpec): Promise<nu
     throw new TableLoadError(table.name, error);
   }
   return rows;
+}
+
+/**
+ * Deletes every row whose key an earlier row (by rowid: the order the INSERT kept) already has. Only
+ * the repeated keys are gathered, by an aggregate that spills within DuckDB's memory limit.
+ */
+async function dropRepeatedKeys(connection: DuckDBConnection, table: TableSpec): Promise<void> {
+  const key = table.primaryKey!.map(quoteIdent);
+  const name = quoteIdent(table.name);
+  await connection.run(
+    `DELETE FROM ${name} USING (SELECT ${key.join(', ')}, min(rowid) AS first FROM ${name} GROUP BY ALL HAVING count(*) > 1) repeated
+     WHERE ${key.map((k) => `${name}.${k} = repeated.${k}`).join(' AND ')} AND ${name}.rowid <> repeated.first`,
+  );
 }
 
 /** The key's uniqueness without an index: fails naming the first repeated key. */
