@@ -12,6 +12,7 @@ import type { ObjectStore } from '@uda/shared/object-store';
 import type { Logger } from '@uda/shared/logger';
 import { loadTable, openBuildDatabase, type DuckDbLimits } from './build/database.ts';
 import { describeDatabase, writeTableFiles, writeZip, type BuiltFile } from './build/files.ts';
+import { sampleRss } from './build/peak-rss.ts';
 import { logSink, terminalSink, withProgress } from './build/progress.ts';
 import { buildSearchIndexes } from './build/search-index.ts';
 import { allTableSpecs } from './sources.ts';
@@ -48,9 +49,9 @@ export async function runExport(options: ExportJobOptions): Promise<ExportResult
   try {
     const tables = options.tables ?? (await allTableSpecs(options.inputDir, options.liveCopies));
     const { files, counts } = await buildFiles(tables, buildDir, options.duckdb, log);
-    const manifest = await publish(options.store, { version, builtAt, tables: counts, files }, options.onUploaded);
+    const manifest = await stage(log, 'publish', () => publish(options.store, { version, builtAt, tables: counts, files }, options.onUploaded));
     log.info({ files: manifest.files.length }, 'manifest switched');
-    const removedVersions = await pruneVersions(options.store, version, options.keepVersions);
+    const removedVersions = await stage(log, 'prune', () => pruneVersions(options.store, version, options.keepVersions));
     const rows = Object.values(counts).reduce((sum, t) => sum + t.rows, 0);
     return { manifest, removedVersions, rows };
   } finally {
@@ -60,11 +61,22 @@ export async function runExport(options: ExportJobOptions): Promise<ExportResult
 
 const seconds = (ms: number) => Number((ms / 1000).toFixed(2));
 
+/** Runs one stage of the build and logs its time and peak RSS (`stage built`): the export's profile beside `table built`. */
+async function stage<T>(log: Logger, name: string, run: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  const rss = sampleRss();
+  try {
+    return await run();
+  } finally {
+    log.info({ stage: name, seconds: seconds(performance.now() - started), peakRssMb: rss.stop() }, 'stage built');
+  }
+}
+
 async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits: DuckDbLimits, log: Logger) {
   const dbPath = join(buildDir, 'service.db');
   const database = await openBuildDatabase(dbPath, limits);
   const counts: Manifest['tables'] = {};
-  const tableFiles: BuiltFile[] = [];
+  const hashedTableFiles: Promise<BuiltFile[]>[] = [];
   // A person watching a terminal sees each table's rows, rate and ETA; a log gets plain lines.
   const progress = process.stderr.isTTY ? terminalSink(process.stderr) : logSink(log);
   try {
@@ -72,28 +84,29 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
       const source = sourceOfTable(table.name);
       if (!source) throw new Error(`table ${table.name} is not in the source catalog`);
       const started = performance.now();
+      const rss = sampleRss();
       const estimated = await table.sql?.estimatedRows();
       const rows = await withProgress(database.connection, table.name, estimated, progress, () => loadTable(database.connection, table, buildDir));
       const loaded = performance.now();
       progress.done(table.name, rows, (loaded - started) / 1000);
       counts[table.name] = { source: source.id, rows };
-      tableFiles.push(...(await writeTableFiles(database.connection, table.name, source.id, buildDir)));
+      hashedTableFiles.push((await writeTableFiles(database.connection, table.name, source.id, buildDir)).hashed);
       // The two timings are the export's profile: ingest, then the per-table Parquet and CSV files.
       const loadSeconds = seconds(loaded - started);
-      log.info({ table: table.name, rows, loadSeconds, rowsPerSecond: Math.round(rows / Math.max(loadSeconds, 0.01)), filesSeconds: seconds(performance.now() - loaded) }, 'table built');
+      log.info({ table: table.name, rows, loadSeconds, rowsPerSecond: Math.round(rows / Math.max(loadSeconds, 0.01)), filesSeconds: seconds(performance.now() - loaded), peakRssMb: rss.stop() }, 'table built');
     }
     // Only in service.db (the lookups read it); the per-table files and zips are the catalog's tables.
-    const started = performance.now();
-    const indexed = await buildSearchIndexes(database.connection, new Set(tables.map((t) => t.name)));
-    log.info({ sources: indexed, seconds: seconds(performance.now() - started) }, 'search index built');
+    await stage(log, 'search index', () => buildSearchIndexes(database.connection, new Set(tables.map((t) => t.name))));
   } finally {
-    await database.close();
+    await stage(log, 'checkpoint', () => database.close());
   }
-  const files = [
-    await describeDatabase(dbPath),
-    await writeZip(join(buildDir, 'service.parquet.zip'), 'service.parquet.zip', tableFiles.filter((f) => f.format === 'parquet')),
-    await writeZip(join(buildDir, 'service.csv.zip'), 'service.csv.zip', tableFiles.filter((f) => f.format === 'csv')),
-    ...tableFiles,
-  ];
+  const tableFiles = (await stage(log, 'table file hashes', () => Promise.all(hashedTableFiles))).flat();
+  // Independent reads of finished files: together they keep both cores busy (deflate runs on libuv's threads).
+  const bulk = await stage(log, 'zips and service.db hash', () => Promise.all([
+    describeDatabase(dbPath),
+    writeZip(join(buildDir, 'service.parquet.zip'), 'service.parquet.zip', tableFiles.filter((f) => f.format === 'parquet')),
+    writeZip(join(buildDir, 'service.csv.zip'), 'service.csv.zip', tableFiles.filter((f) => f.format === 'csv')),
+  ]));
+  const files = [...bulk, ...tableFiles];
   return { files, counts };
 }

@@ -6,12 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { allTables } from '@uda/shared/catalog';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { loadTable } from '../build/database.ts';
+import { loadTableAlone } from '../../test/load-table.ts';
 import { allTableSpecs } from '../sources.ts';
 import { censusTables, columnType } from './census.ts';
 import { foodTables } from './food.ts';
 import { gutenbergTables, parseAuthors } from './gutenberg.ts';
 import { liveTables } from './live.ts';
-import { readMasterIndex } from './sec.ts';
+import { secTables } from './sec.ts';
 import { InputError, type Row, type TableSpec } from './table-spec.ts';
 
 const DATA = join(import.meta.dirname, '..', '..', 'data');
@@ -100,9 +103,19 @@ describe('census estimates', () => {
 });
 
 describe('EDGAR master index', () => {
+  const HEADING = 'CIK|Company Name|Form Type|Date Filed|File Name\n--------------------------------------------------------------------------------\n';
+
+  /** An input folder `name` whose `sec/` holds `files` (name → Latin-1 text) and no submissions. */
+  async function secInput(name: string, files: Record<string, string>): Promise<TableSpec> {
+    const dir = join(scratch, name);
+    await mkdir(join(dir, 'sec'), { recursive: true });
+    for (const [file, text] of Object.entries(files)) await writeFile(join(dir, 'sec', file), Buffer.from(text, 'latin1'));
+    return secTables(dir)[1]!;
+  }
+
   it('reads the daily index: `File Name` heading and YYYYMMDD dates', async () => {
-    const rows = [];
-    for await (const f of readMasterIndex(join(DATA, 'sec/master.20200103.idx'), 'master.20200103.idx')) rows.push(f);
+    const filings = await secInput('daily', { 'master.20200103.idx': await readFile(join(DATA, 'sec/master.20200103.idx'), 'latin1') });
+    const rows = await collect(filings);
     expect(rows).toHaveLength(3000);
     expect(rows[0]).toMatchObject({
       cik: 1000229,
@@ -110,14 +123,13 @@ describe('EDGAR master index', () => {
       form_type: '4',
       date_filed: '2020-01-03',
       accession_number: '0001209191-20-000788',
+      origin: 'index',
     });
   });
 
   it('reads the quarterly index: `Filename` heading, Cloud HTTP line and ISO dates', async () => {
-    const path = join(scratch, 'master.idx');
-    await writeFile(
-      path,
-      [
+    const filings = await secInput('quarterly', {
+      'master.idx': [
         'Description:           Master Index of EDGAR Dissemination Feed',
         'Last Data Received:    March 31, 2020',
         'Comments:              webmaster@sec.gov',
@@ -130,19 +142,64 @@ describe('EDGAR master index', () => {
         '1000045|NICHOLAS FINANCIAL INC|10-Q|2020-02-14|edgar/data/1000045/0001564590-20-005281.txt',
         '',
       ].join('\n'),
-    );
-    const rows = [];
-    for await (const f of readMasterIndex(path, 'master.idx')) rows.push(f);
-    expect(rows).toEqual([expect.objectContaining({ cik: 1000045, form_type: '10-Q', date_filed: '2020-02-14' })]);
+    });
+    expect(await collect(filings)).toEqual([expect.objectContaining({ cik: 1000045, form_type: '10-Q', date_filed: '2020-02-14' })]);
+  });
+
+  it('keeps one row per filing: the submissions over the indexes, an earlier index row over a later one', async () => {
+    const dir = join(scratch, 'repeated');
+    await mkdir(join(dir, 'sec/submissions'), { recursive: true });
+    const submitted = await readFile(join(DATA, 'sec/submissions/CIK0001318605.json'), 'utf8');
+    await writeFile(join(dir, 'sec/submissions/CIK0001318605.json'), submitted);
+    const accession = (JSON.parse(submitted) as { filings: { recent: { accessionNumber: string[] } } }).filings.recent.accessionNumber[0]!;
+    const row = (cik: number, name: string, acc: string) => `${cik}|${name}|4|20200103|edgar/data/${cik}/${acc}.txt\n`;
+    await writeFile(join(dir, 'sec/master.20200103.idx'), HEADING + row(1318605, 'FROM THE INDEX', accession) + row(7, 'FIRST', '0000000007-20-000001'));
+    await writeFile(join(dir, 'sec/master.20200104.idx'), HEADING + row(7, 'LATER', '0000000007-20-000001') + row(7, 'OTHER', '0000000007-20-000002'));
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    try {
+      const total = await loadTable(connection, secTables(dir)[1]!, scratch);
+      const reader = await connection.runAndReadAll(
+        "SELECT company_name, origin FROM sec_filings WHERE cik = 7 OR (cik = 1318605 AND accession_number = ?) ORDER BY rowid", [accession]);
+      expect(reader.getRowObjectsJson()).toEqual([
+        { company_name: 'Tesla, Inc.', origin: 'submissions' },
+        { company_name: 'FIRST', origin: 'index' },
+        { company_name: 'OTHER', origin: 'index' },
+      ]);
+      expect(total).toBe(100 + 2);
+    } finally {
+      connection.closeSync();
+      instance.closeSync();
+    }
   });
 
   it('names the line of a row with a missing field', async () => {
-    const path = join(scratch, 'broken.idx');
-    await writeFile(path, 'CIK|Company Name|Form Type|Date Filed|File Name\n-----\n1|A|4|20200103|edgar/data/1/0000000001-20-000001.txt\n2|B|4\n');
-    const read = async () => {
-      for await (const _ of readMasterIndex(path, 'broken.idx')) void _;
-    };
-    await expect(read()).rejects.toThrow(new InputError('broken.idx', 4, 'expected 5 fields, found 3'));
+    const filings = await secInput('broken', { 'broken.idx': 'CIK|Company Name|Form Type|Date Filed|File Name\n-----\n1|A|4|20200103|edgar/data/1/0000000001-20-000001.txt\n2|B|4\n' });
+    await expect(loadTableAlone(filings, scratch)).rejects.toThrow(new InputError('sec/broken.idx', 4, 'expected 5 fields, found 3'));
+  });
+
+  it('names the submissions file whose filings lists are not parallel, or that is not JSON', async () => {
+    const dir = join(scratch, 'submissions');
+    await mkdir(join(dir, 'sec/submissions'), { recursive: true });
+    const doc = JSON.parse(await readFile(join(DATA, 'sec/submissions/CIK0001318605.json'), 'utf8')) as { filings: { recent: { form: string[] } } };
+    await writeFile(join(dir, 'sec/submissions/CIK0000000001.json'), await readFile(join(DATA, 'sec/submissions/CIK0001318605.json')));
+    doc.filings.recent.form.pop();
+    await writeFile(join(dir, 'sec/submissions/CIK0000000002.json'), JSON.stringify(doc));
+    await expect(loadTableAlone(secTables(dir)[1]!, scratch)).rejects.toThrow(
+      new InputError('sec/submissions/CIK0000000002.json', undefined, 'filings.recent.form is not aligned with accessionNumber'),
+    );
+    await writeFile(join(dir, 'sec/submissions/CIK0000000002.json'), '{"cik": "2", "name": ');
+    await expect(loadTableAlone(secTables(dir)[1]!, scratch)).rejects.toThrow(/^sec\/submissions\/CIK0000000002\.json: invalid JSON/);
+  });
+
+  it('names the line of a bad date, of a file name without an accession number, and of a missing rule', async () => {
+    const good = (n: number) => `${n}|A|4|20200103|edgar/data/1/0000000001-20-00000${n}.txt\n`;
+    const badDate = await secInput('bad-date', { 'a.idx': HEADING + good(1), 'b.idx': `Preamble\n \n${HEADING}${good(2)}\n${good(3)}3|C|4|2020-13-45|edgar/data/3/0000000003-20-000003.txt\n` });
+    await expect(loadTableAlone(badDate, scratch)).rejects.toThrow(new InputError('sec/b.idx', 8, 'bad CIK or date'));
+    const noAccession = await secInput('no-accession', { 'a.idx': HEADING + good(1) + '2|B|4|20200103|edgar/data/2/readme.txt\n' });
+    await expect(loadTableAlone(noAccession, scratch)).rejects.toThrow(new InputError('sec/a.idx', 4, 'no accession number in edgar/data/2/readme.txt'));
+    const noRule = await secInput('no-rule', { 'a.idx': 'CIK|Company Name|Form Type|Date Filed|File Name\n' + good(1) });
+    await expect(loadTableAlone(noRule, scratch)).rejects.toThrow(new InputError('sec/a.idx', 2, 'expected the dashed rule under the heading'));
   });
 });
 

@@ -12,6 +12,8 @@ export interface TableSpec {
   /** Column name → DuckDB type, in table order. */
   readonly columns: Readonly<Record<string, string>>;
   readonly primaryKey?: readonly string[];
+  /** A row repeating an earlier row's key is dropped (the first, in the input's order, wins) instead of failing the build. */
+  readonly keepFirst?: boolean;
   /** Secondary indexes for the lookups' point queries. */
   readonly indexes?: readonly (readonly string[])[];
   /** Set for an input DuckDB reads itself (`read_csv`, `read_json`): the builder loads its SELECT, not `rows`. */
