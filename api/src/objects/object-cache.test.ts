@@ -57,11 +57,22 @@ async function body(res: Response): Promise<Buffer> {
   return Buffer.from(await res.arrayBuffer());
 }
 
-/** Files in the cache folder, fills in progress included, with their total size. */
+/**
+ * Files in the cache folder, fills in progress included, with their total size. A fill may be
+ * renamed into place between the listing and its stat: it is listed again on the next call.
+ */
 async function onDisk(dir: string): Promise<{ names: string[]; bytes: number }> {
-  const names = await readdir(dir);
+  const names: string[] = [];
   let bytes = 0;
-  for (const name of names) bytes += (await stat(join(dir, name))).size;
+  for (const name of await readdir(dir)) {
+    const size = await stat(join(dir, name)).then((s) => s.size, (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (size === undefined) continue;
+    names.push(name);
+    bytes += size;
+  }
   return { names, bytes };
 }
 
