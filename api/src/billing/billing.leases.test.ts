@@ -173,6 +173,32 @@ describe('lease size', () => {
   });
 });
 
+describe('the reconciler, while a dead pod still holds one account\'s flush lock', () => {
+  const openLeases = (accountId: string) => ctx.db('credit_leases').where({ account_id: accountId }).whereNull('settled_at');
+
+  it("settles every other expired lease in the same pass, and that account's once the lock lapses", async () => {
+    const prefix = uniquePrefix();
+    const wallet = new RedisWallet({ redis: ctx.redis, prefix });
+    const first = pod(wallet);
+    const other = pod(wallet, { offsetMs: LEASE_TTL_MS + 1 });
+    // Created first, so its lease expires first and is the first the reconciler meets.
+    const stuck = await first.accounts.create({ email: 'stuck@example.com', tier: 'developer' });
+    const fine = await first.accounts.create({ email: 'fine@example.com', tier: 'developer' });
+    for (const account of [stuck, fine]) await first.billing.deliverOnce({ accountId: account.id, tier: account.tier }, { costMicro: 10_000 });
+    // A pod killed mid-flush leaves its lock behind until the lock's own expiry.
+    const lock = `${prefix}wal-lock:${stuck.id}`;
+    await ctx.redis.set(lock, 'a-dead-pod', 'PX', 30_000);
+
+    await expect(other.billing.reconcile()).rejects.toThrow(/flush lock/);
+    expect(await openLeases(fine.id)).toHaveLength(0);
+    expect(await openLeases(stuck.id)).toHaveLength(1);
+
+    await ctx.redis.del(lock); // what the lock's expiry does 30 s later
+    await other.billing.reconcile();
+    expect(await openLeases(stuck.id)).toHaveLength(0);
+  });
+});
+
 describe('an API process SIGKILLed under load', () => {
   it('loses no money and gives none away: another pod settles its lease, and the ledger matches what clients received', async () => {
     const prefix = uniquePrefix();
@@ -208,6 +234,9 @@ describe('an API process SIGKILLed under load', () => {
     killed = true;
     await stopNode(child.child, 'SIGKILL');
     await Promise.all(clients);
+    // A kill during a flush leaves the flush lock until it lapses (30 s): lapse it now, as the
+    // lease clock below is moved past the lease's expiry.
+    await ctx.redis.del(`${prefix}wal-lock:${accountId}`);
 
     // Another pod's reconciler, once the dead pod's lease has expired.
     const reconciler = new Billing({

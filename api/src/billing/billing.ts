@@ -552,7 +552,12 @@ export class Billing {
   async reconcile(): Promise<number> {
     const reaped = await this.#deliveries.reap(this.#now());
     for (const chargeKey of reaped) await this.#refund(chargeKey);
-    for (const lease of await this.#leases.expired()) await this.settleLease(lease.accountId, lease.leaseId);
+    // One account whose flush lock a dead pod still holds (until the lock lapses) must not hold back
+    // every other lease: each settles on its own, and the failures are reported after the pass.
+    const failures: unknown[] = [];
+    for (const lease of await this.#leases.expired()) await this.settleLease(lease.accountId, lease.leaseId).catch((error: unknown) => failures.push(error));
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1) throw new AggregateError(failures, `${failures.length} expired leases could not be settled yet`);
     return reaped.length;
   }
 
