@@ -58,15 +58,20 @@ export function selfTimes(profile: Profile, keyOf: (node: ProfileNode) => string
   return { total, byKey };
 }
 
+/** The profile's nodes by id, and each node's parent: the walk up a sample's stack. */
+function profileTree(profile: Profile): { parent: Map<number, number>; nodes: Map<number, ProfileNode> } {
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
+  return { parent, nodes: new Map(profile.nodes.map((n) => [n.id, n])) };
+}
+
 /**
  * Inclusive time of our own functions (api/ and shared/ sources, and the middleware packages):
  * each sample counts once for every such function on its stack. Only synchronous stacks: the time
  * a function's awaited work takes later is not in it.
  */
 export function inclusiveTimes(profile: Profile, wanted: (node: ProfileNode) => boolean): { total: number; byKey: Map<string, number> } {
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
-  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const { parent, nodes } = profileTree(profile);
   const byKey = new Map<string, number>();
   let total = 0;
   profile.samples.forEach((id, i) => {
@@ -86,9 +91,7 @@ export function inclusiveTimes(profile: Profile, wanted: (node: ProfileNode) => 
 
 /** `functionName`'s self time by its callers' stack (up to `depth` frames), e.g. which socket writes are Redis's. */
 export function callerStacks(profile: Profile, functionName: string, depth = 14): { total: number; byKey: Map<string, number> } {
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
-  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const { parent, nodes } = profileTree(profile);
   const byKey = new Map<string, number>();
   let total = 0;
   profile.samples.forEach((id, i) => {
