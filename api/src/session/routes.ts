@@ -77,7 +77,7 @@ export function sessionRouter(services: Services, options: SessionRouterOptions 
 
   router.post('/signup', async (req, res) => {
     const body = parse(credentials, req.body);
-    await limit.consume(req, body.email);
+    await limit.signUp(req);
     const { sessionId, user } = await signUp(deps, body.email, body.password);
     await startSession(req, res, sessionId);
     res.status(201).json({ status: 'success', email: user.email });
@@ -85,8 +85,7 @@ export function sessionRouter(services: Services, options: SessionRouterOptions 
 
   router.post('/signin', async (req, res) => {
     const body = parse(signinBody, req.body);
-    await limit.consume(req, body.email);
-    const { sessionId, user } = await signIn(deps, body.email, body.password);
+    const { sessionId, user } = await limit.signIn(req, body.email, () => signIn(deps, body.email, body.password));
     await startSession(req, res, sessionId);
     res.json({ status: 'success', email: user.email });
   });

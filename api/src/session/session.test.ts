@@ -126,39 +126,73 @@ describe('sign-in and sign-out', () => {
     expect(await wrong.json()).toEqual(await unknown.json());
   });
 
-  it('limits sign-in attempts per email with a 429 and Retry-After, even with the right password', async () => {
-    // Its own API (own limiter prefix), so this file's shared API keeps its per-IP budget.
-    const own = await ctx.start();
-    const { email } = await signUp();
-    const attempt = (password: string) =>
-      fetch(`${own.url}/dashboard/api/signin`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  // Each of these starts its own API (own limiter prefix) behind one trusted proxy hop, so it can
+  // send from many addresses with X-Forwarded-For and keeps this file's shared API's budgets.
+  const fromAddress = (url: string, address: string) => (path: string, body: unknown) =>
+    fetch(`${url}/dashboard/api${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': address },
+      body: JSON.stringify(body),
+    });
+  const withProxiedApi = async (run: (url: string) => Promise<void>) => {
+    const own = await ctx.start({ config: { TRUST_PROXY_HOPS: '1' } });
     try {
-      for (let i = 0; i < SIGNIN_LIMITS.perEmail.points; i++) expect((await attempt('wrong password')).status).toBe(401);
-      const limited = await attempt(PASSWORD);
+      await run(own.url);
+    } finally {
+      await own.close();
+    }
+  };
+
+  it('wrong passwords from rotating addresses never lock the owner out: the right password from a clean address signs in', async () => {
+    await withProxiedApi(async (url) => {
+      const { email } = await signUp();
+      for (let i = 0; i < SIGNIN_LIMITS.perEmailAddress.points + 2; i++) {
+        expect((await fromAddress(url, `198.51.100.${i + 1}`)('/signin', { email, password: 'wrong password' })).status).toBe(401);
+      }
+      expect((await fromAddress(url, '203.0.113.7')('/signin', { email, password: PASSWORD })).status).toBe(200);
+    });
+  });
+
+  it("sign-ups with someone's email, from any addresses, never count against that email's sign-in", async () => {
+    await withProxiedApi(async (url) => {
+      const { email } = await signUp();
+      for (let i = 0; i < SIGNIN_LIMITS.perEmailAddress.points + 2; i++) {
+        expect((await fromAddress(url, i % 2 ? '198.51.100.9' : `198.51.100.${i + 20}`)('/signup', { email, password: PASSWORD })).status).toBe(409);
+      }
+      expect((await fromAddress(url, '198.51.100.9')('/signin', { email, password: PASSWORD })).status).toBe(200);
+    });
+  });
+
+  it('refuses an address with a 429 and Retry-After once it has failed too often for one email, even with the right password', async () => {
+    await withProxiedApi(async (url) => {
+      const { email } = await signUp();
+      const attacker = fromAddress(url, '198.51.100.66');
+      for (let i = 0; i < SIGNIN_LIMITS.perEmailAddress.points; i++) expect((await attacker('/signin', { email, password: 'wrong password' })).status).toBe(401);
+      const limited = await attacker('/signin', { email, password: PASSWORD });
       expect(limited.status).toBe(429);
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(await limited.json()).toMatchObject({ code: 'SIGNIN_RATE_LIMITED' });
-    } finally {
-      await own.close();
-    }
+      expect((await fromAddress(url, '203.0.113.8')('/signin', { email, password: PASSWORD })).status).toBe(200);
+    });
   });
 
-  it('limits sign-in attempts per IP across emails', async () => {
-    const own = await ctx.start();
-    try {
+  it('limits failed sign-ins per address across emails', async () => {
+    await withProxiedApi(async (url) => {
+      const attacker = fromAddress(url, '198.51.100.77');
       let last = 0;
-      for (let i = 0; i <= SIGNIN_LIMITS.perIp.points; i++) {
-        const res = await fetch(`${own.url}/dashboard/api/signin`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ email: freshEmail(), password: PASSWORD }),
-        });
-        last = res.status;
-      }
+      for (let i = 0; i <= SIGNIN_LIMITS.perAddress.points; i++) last = (await attacker('/signin', { email: freshEmail(), password: PASSWORD })).status;
       expect(last).toBe(429);
-    } finally {
-      await own.close();
-    }
+      const { email } = await signUp();
+      expect((await fromAddress(url, '198.51.100.78')('/signin', { email, password: PASSWORD })).status).toBe(200);
+    });
+  });
+
+  it('successful sign-ins never spend an address budget', async () => {
+    await withProxiedApi(async (url) => {
+      const { email } = await signUp();
+      const office = fromAddress(url, '198.51.100.90');
+      for (let i = 0; i <= SIGNIN_LIMITS.perAddress.points; i++) expect((await office('/signin', { email, password: PASSWORD })).status).toBe(200);
+    });
   });
 
   it('sign-out deletes the session server-side: the old cookie no longer works', async () => {

@@ -1,9 +1,14 @@
 /**
- * Sign-in and sign-up attempts, limited per IP and per email on the shared limiter backend (Redis
- * across pods), so password guessing is slow whichever of the two an attacker varies.
+ * Sign-in and sign-up attempts on the shared limiter backend (Redis across pods). DECISIONS §4
+ * "Sign-in": limits key on (email, address) and on address, so nobody can lock out someone else.
+ * Failures for one email from anywhere only slow guessing (a growing delay before the answer); they
+ * never refuse the right password from an address with no recent failures. A sign-up never counts
+ * against an email's sign-in, only against its address. The address is `req.ip` as the configured
+ * proxy hops decide it (TRUST_PROXY_HOPS), never a header read here.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Request } from 'express';
-import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import type { LimiterBackend } from '../limiter/types.ts';
@@ -11,31 +16,69 @@ import { clientIp } from '../request-context.ts';
 import { normaliseEmail } from './store.ts';
 
 export const SIGNIN_LIMITS = {
-  perIp: { points: 30, durationS: 15 * 60 },
-  perEmail: { points: 5, durationS: 15 * 60 },
+  /** Failed sign-ins (any email) and sign-up attempts from one address. */
+  perAddress: { points: 30, durationS: 15 * 60 },
+  /** Failed sign-ins for one email from one address: past this, that address waits for that email. */
+  perEmailAddress: { points: 5, durationS: 15 * 60 },
+  /** Failed sign-ins for one email from anywhere: counted for the delay only, never refused. */
+  perEmail: { points: 1_000_000, durationS: 15 * 60 },
+  /** The delay: none for the first failures, then doubling from `firstMs` up to `maxMs`. */
+  delay: { freeFailures: 5, firstMs: 250, maxMs: 8_000 },
 } as const;
 
+/** How long a sign-in for an email waits before its answer, after `failures` recent failures for it. */
+export function signinDelayMs(failures: number, { freeFailures, firstMs, maxMs } = SIGNIN_LIMITS.delay): number {
+  if (failures <= freeFailures) return 0;
+  return Math.min(maxMs, firstMs * 2 ** Math.min(30, failures - freeFailures - 1));
+}
+
 export class SigninLimit {
-  readonly #perIp: RateLimiterAbstract;
+  readonly #backend: LimiterBackend;
+  readonly #perAddress: RateLimiterAbstract;
+  readonly #perEmailAddress: RateLimiterAbstract;
   readonly #perEmail: RateLimiterAbstract;
 
   constructor(backend: LimiterBackend) {
-    this.#perIp = backend.counter({ name: 'signin-ip', ...SIGNIN_LIMITS.perIp });
+    this.#backend = backend;
+    this.#perAddress = backend.counter({ name: 'signin-ip', ...SIGNIN_LIMITS.perAddress });
+    this.#perEmailAddress = backend.counter({ name: 'signin-email-ip', ...SIGNIN_LIMITS.perEmailAddress });
     this.#perEmail = backend.counter({ name: 'signin-email', ...SIGNIN_LIMITS.perEmail });
   }
 
-  /** Counts one attempt; throws the 429 with Retry-After once either budget is spent. */
-  async consume(req: Request, email: string): Promise<void> {
-    await take(this.#perIp, clientIp(req));
-    await take(this.#perEmail, normaliseEmail(email));
+  /** A sign-up attempt: counts against its address only. Throws the 429 once that is spent. */
+  async signUp(req: Request): Promise<void> {
+    await this.#take([{ counter: this.#perAddress, key: clientIp(req), refundIfOver: true }]);
   }
-}
 
-async function take(counter: RateLimiterAbstract, key: string): Promise<void> {
-  try {
-    await counter.consume(key);
-  } catch (error) {
-    if (!(error instanceof RateLimiterRes)) throw error;
-    throw new ApiError(ErrorCode.SIGNIN_RATE_LIMITED, {}, { 'Retry-After': String(Math.ceil(error.msBeforeNext / 1000)) });
+  /**
+   * Runs one sign-in attempt: refuses (429) an address past its budget, or past its failures for
+   * this email; waits the email's delay; then runs `attempt`. A failure (it throws) is counted for
+   * the address, the (email, address) and the email; a success gives the attempt's counts back.
+   */
+  async signIn<T>(req: Request, email: string, attempt: () => Promise<T>): Promise<T> {
+    const address = clientIp(req);
+    const pair = `${normaliseEmail(email)}|${address}`;
+    await this.#take([
+      { counter: this.#perAddress, key: address, refundIfOver: true },
+      { counter: this.#perEmailAddress, key: pair, refundIfOver: true },
+    ]);
+    const failures = (await this.#perEmail.get(normaliseEmail(email)))?.consumedPoints ?? 0;
+    await sleep(signinDelayMs(failures));
+    try {
+      const result = await attempt();
+      await Promise.all([this.#perAddress.reward(address, 1), this.#perEmailAddress.reward(pair, 1)]);
+      return result;
+    } catch (error) {
+      // Only a wrong password is guessing; anything else gives the attempt back.
+      if (error instanceof ApiError && error.code === ErrorCode.SIGNIN_FAILED) await this.#backend.take([{ counter: this.#perEmail, key: normaliseEmail(email) }]);
+      else await Promise.all([this.#perAddress.reward(address, 1), this.#perEmailAddress.reward(pair, 1)]);
+      throw error;
+    }
+  }
+
+  async #take(takes: Parameters<LimiterBackend['take']>[0]): Promise<void> {
+    const results = await this.#backend.take(takes);
+    const over = results.find((r) => r.over);
+    if (over) throw new ApiError(ErrorCode.SIGNIN_RATE_LIMITED, {}, { 'Retry-After': String(Math.max(1, Math.ceil(over.msBeforeNext / 1000))) });
   }
 }
