@@ -71,11 +71,13 @@ export function bodyFor(error: ApiError, ctx: BodyContext): Body {
     case ErrorCode.SIGNIN_RATE_LIMITED:
     case ErrorCode.EMAIL_TAKEN:
     case ErrorCode.REAUTH_REQUIRED:
+    case ErrorCode.PAYMENTS_PENDING:
       return { status: 'error', message: error.message, code: error.code };
     case ErrorCode.DATASET_NOT_FOUND:
     case ErrorCode.DATASET_FORBIDDEN:
     case ErrorCode.DATASET_CONFLICT:
     case ErrorCode.UPLOAD_TOO_LARGE:
+    case ErrorCode.SHEET_QUOTA_EXCEEDED:
     case ErrorCode.EXPORT_NOT_FOUND:
     case ErrorCode.EXPORT_UNAVAILABLE:
       return { status: 'error', message: error.message };

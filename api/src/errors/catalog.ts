@@ -36,6 +36,7 @@ export const ERROR_CATALOG: Readonly<Record<ErrorCode, ErrorEntry>> = {
   SIGNIN_FAILED: { when: 'Dashboard sign-in with a wrong email or password.', action: 'Check the email and password.', shape: SESSION },
   SIGNIN_RATE_LIMITED: { when: 'Too many dashboard sign-in or sign-up attempts from one IP or for one email.', action: 'Wait a few minutes.', shape: SESSION },
   EMAIL_TAKEN: { when: 'Dashboard sign-up with an email that already has an account.', action: 'Sign in instead.', shape: SESSION },
+  PAYMENTS_PENDING: { when: 'A dashboard payment request while 3 of the account\'s requests still wait for an operator.', action: 'Wait until an operator approves or rejects one.', shape: SESSION },
   REAUTH_REQUIRED: { when: 'Reveal on the dashboard when the sign-in is more than a few minutes old.', action: 'Enter the password again.', shape: SESSION },
   INTERNAL_ERROR: { when: 'An unexpected failure inside the service. The body never carries internal text; `X-Request-Id` identifies it in the logs.', action: 'Retry later; report the `X-Request-Id` if it persists.', shape: '`{error: {message: "Internal Server Error"}}`, or the lookup envelope with `data.code`' },
   ADMIN_UNAUTHORIZED: { when: 'The admin API (private port) without the admin token.', action: 'Operators only: send the admin bearer token.', shape: FLAT },
@@ -55,6 +56,7 @@ export const ERROR_CATALOG: Readonly<Record<ErrorCode, ErrorEntry>> = {
   DATASET_FORBIDDEN: { when: '`datasetIds`/`datasets` names a sheet that is not yours or not ready yet.', action: 'Use your own sheets; wait until the sheet\'s status is `ready`.', shape: FLAT },
   DATASET_CONFLICT: { when: 'The slug is already used by another of your sheets, or the sheet changed during the upload.', action: 'Choose another slug, or retry the upload.', shape: FLAT },
   UPLOAD_TOO_LARGE: { when: 'The upload is larger than the configured maximum (50 MB by default).', action: 'Upload a smaller file (Parquet is the most compact).', shape: FLAT },
+  SHEET_QUOTA_EXCEEDED: { when: 'An upload would take the account past its plan\'s sheets quota: a number of sheets and a total of file bytes (Free 10 sheets and 100 MB, Developer 50 and 1 GB, Pro 200 and 10 GB). `GET /api/v1/datasets` shows the quota and what is used.', action: 'Delete a sheet, or upgrade. Nothing was stored.', shape: FLAT },
   EXPORT_NOT_FOUND: { when: 'No export has been built yet, the version is not kept (the last 3 are), or the file vanished mid-request.', action: 'Drop `?version=` or pick a kept one; retry for a vanished file.', shape: FLAT },
   EXPORT_UNAVAILABLE: { when: 'The export store could not be read.', action: 'Retry after `Retry-After` seconds.', shape: FLAT },
 };

@@ -44,6 +44,7 @@ export const ErrorCode = {
   DATASET_FORBIDDEN: 'DATASET_FORBIDDEN',
   DATASET_CONFLICT: 'DATASET_CONFLICT',
   UPLOAD_TOO_LARGE: 'UPLOAD_TOO_LARGE',
+  SHEET_QUOTA_EXCEEDED: 'SHEET_QUOTA_EXCEEDED',
   // Export downloads (DECISIONS §7): flat `{status, message}`.
   EXPORT_NOT_FOUND: 'EXPORT_NOT_FOUND',
   EXPORT_UNAVAILABLE: 'EXPORT_UNAVAILABLE',
@@ -54,6 +55,7 @@ export const ErrorCode = {
   SIGNIN_RATE_LIMITED: 'SIGNIN_RATE_LIMITED',
   EMAIL_TAKEN: 'EMAIL_TAKEN',
   REAUTH_REQUIRED: 'REAUTH_REQUIRED',
+  PAYMENTS_PENDING: 'PAYMENTS_PENDING',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -88,6 +90,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   DATASET_FORBIDDEN: 403,
   DATASET_CONFLICT: 409,
   UPLOAD_TOO_LARGE: 413,
+  SHEET_QUOTA_EXCEEDED: 403,
   EXPORT_NOT_FOUND: 404,
   EXPORT_UNAVAILABLE: 503,
   SESSION_REQUIRED: 401,
@@ -96,6 +99,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   SIGNIN_RATE_LIMITED: 429,
   EMAIL_TAKEN: 409,
   REAUTH_REQUIRED: 401,
+  PAYMENTS_PENDING: 409,
 };
 
 /** Messages fixed by the spec or by DECISIONS, quoted exactly. */
@@ -123,6 +127,7 @@ export const MESSAGES = {
   SIGNIN_RATE_LIMITED: 'Too many sign-in attempts. Wait a few minutes and try again.',
   EMAIL_TAKEN: 'An account with this email already exists. Sign in instead.',
   REAUTH_REQUIRED: 'Enter your password again to reveal the key.',
+  PAYMENTS_PENDING: 'You have 3 payment requests waiting for an operator. Wait until one is decided before asking again.',
 } as const;
 
 /** Extra facts some codes put in their body. */

@@ -23,7 +23,7 @@ export const sqlError = z
 export const sessionError = z.strictObject({
   status: z.literal('error'),
   message: z.string(),
-  code: z.enum(['SESSION_REQUIRED', 'CSRF_REJECTED', 'SIGNIN_FAILED', 'SIGNIN_RATE_LIMITED', 'EMAIL_TAKEN', 'REAUTH_REQUIRED']),
+  code: z.enum(['SESSION_REQUIRED', 'CSRF_REJECTED', 'SIGNIN_FAILED', 'SIGNIN_RATE_LIMITED', 'EMAIL_TAKEN', 'REAUTH_REQUIRED', 'PAYMENTS_PENDING']),
 });
 
 export const lookupError = z
@@ -142,6 +142,7 @@ export function errorBodySchema(code: ErrorCode, style: ErrorStyle): z.ZodType {
     case 'DATASET_FORBIDDEN':
     case 'DATASET_CONFLICT':
     case 'UPLOAD_TOO_LARGE':
+    case 'SHEET_QUOTA_EXCEEDED':
     case 'EXPORT_NOT_FOUND':
     case 'EXPORT_UNAVAILABLE':
     case 'REQUEST_TOO_LARGE':
@@ -152,6 +153,7 @@ export function errorBodySchema(code: ErrorCode, style: ErrorStyle): z.ZodType {
     case 'SIGNIN_RATE_LIMITED':
     case 'EMAIL_TAKEN':
     case 'REAUTH_REQUIRED':
+    case 'PAYMENTS_PENDING':
       return sessionError;
   }
 }

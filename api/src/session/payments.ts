@@ -6,8 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Tier } from '@uda/shared/catalog';
+import { PAYMENT_LIMITS, pendingAllows, topoffAmountProblem } from '../accounts/quotas.ts';
 import type { AccountStore } from '../accounts/store.ts';
 import type { Db } from '../db/index.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { ErrorCode } from '../errors/codes.ts';
 
 export type PaymentAsk = { kind: 'upgrade'; tier: Tier } | { kind: 'topoff'; amountMicro: number };
 
@@ -40,14 +43,23 @@ export class OperatorApprovalPayments implements PaymentAdapter {
     this.#accounts = accounts;
   }
 
+  /** 400 for a top-off outside the limits, 409 while the account has its most pending requests. */
   async request(accountId: string, ask: PaymentAsk): Promise<PaymentRequest> {
+    const problem = ask.kind === 'topoff' ? topoffAmountProblem(ask.amountMicro) : undefined;
+    if (problem) throw new ApiError(ErrorCode.INVALID_INPUT, { message: problem });
     const id = randomUUID();
-    await this.#db('payment_requests').insert({
-      id,
-      account_id: accountId,
-      kind: ask.kind,
-      tier: ask.kind === 'upgrade' ? ask.tier : null,
-      amount_micro: ask.kind === 'topoff' ? ask.amountMicro : null,
+    await this.#db.transaction(async (trx) => {
+      // One request at a time per account, so concurrent requests cannot all pass the count.
+      await trx('accounts').where({ id: accountId }).forUpdate().first('id');
+      const [{ count }] = (await trx('payment_requests').where({ account_id: accountId, status: 'pending' }).count({ count: '*' })) as [{ count: string | number }];
+      if (!pendingAllows(Number(count))) throw pendingError();
+      await trx('payment_requests').insert({
+        id,
+        account_id: accountId,
+        kind: ask.kind,
+        tier: ask.kind === 'upgrade' ? ask.tier : null,
+        amount_micro: ask.kind === 'topoff' ? ask.amountMicro : null,
+      });
     });
     return (await this.#get(id)) as PaymentRequest;
   }
@@ -85,6 +97,11 @@ export class OperatorApprovalPayments implements PaymentAdapter {
     const row = await this.#db('payment_requests').where({ id }).first();
     return row && toRequest(row);
   }
+}
+
+function pendingError(): ApiError {
+  const n = PAYMENT_LIMITS.pendingPerAccount;
+  return new ApiError(ErrorCode.PAYMENTS_PENDING, { message: `You have ${n} payment requests waiting for an operator. Wait until one is decided before asking again.` });
 }
 
 function toRequest(row: Record<string, unknown>): PaymentRequest {

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type TestApi, type TestContext, openTestContext } from '../../test/support/harness.ts';
 import { MONTHLY_GRANT_MICRO_USD } from '../billing/prices.ts';
+import { PAYMENT_LIMITS } from '../accounts/quotas.ts';
 import { OperatorApprovalPayments } from './payments.ts';
 import { SIGNIN_LIMITS } from './signin-limit.ts';
 
@@ -327,5 +328,33 @@ describe('payment requests', () => {
     expect(await payments.approve(topoff.request.id)).toBeUndefined();
     expect(await usage()).toMatchObject({ tier: 'developer', topoff_micro: 12_500_000 });
     expect((await post('/payments', { kind: 'topoff', amount_usd: '-5' }, browser)).status).toBe(400);
+  });
+
+  it('refuses a top-off under the minimum or over the maximum with 400, and nothing is recorded', async () => {
+    const browser = await signUp();
+    for (const amount_usd of ['0.00', '4.99', '1000.01']) {
+      const res = await post('/payments', { kind: 'topoff', amount_usd }, browser);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { message: string }).message).toMatch(/between 5 and 1,000 USD/);
+    }
+    expect((await post('/payments', { kind: 'topoff', amount_usd: '5' }, browser)).status).toBe(201);
+    expect((await post('/payments', { kind: 'topoff', amount_usd: '1000' }, browser)).status).toBe(201);
+    const list = (await (await get('/payments', browser)).json()) as { requests: unknown[] };
+    expect(list.requests).toHaveLength(2);
+  });
+
+  it('allows a few pending requests per account, even asked at once; a decision frees a place', async () => {
+    const browser = await signUp();
+    const asks = Array.from({ length: PAYMENT_LIMITS.pendingPerAccount + 3 }, () => post('/payments', { kind: 'topoff', amount_usd: '10' }, browser));
+    const answers = await Promise.all(asks);
+    const created = answers.filter((r) => r.status === 201);
+    expect(created).toHaveLength(PAYMENT_LIMITS.pendingPerAccount);
+    const refused = answers.find((r) => r.status !== 201);
+    expect(refused?.status).toBe(409);
+    expect(await refused?.json()).toMatchObject({ status: 'error', code: 'PAYMENTS_PENDING' });
+    const first = ((await created[0]!.json()) as { request: { id: string } }).request.id;
+    await new OperatorApprovalPayments(ctx.db, api.services.accounts).reject(first);
+    expect((await post('/payments', { kind: 'upgrade', tier: 'pro' }, browser)).status).toBe(201);
+    expect((await post('/payments', { kind: 'upgrade', tier: 'pro' }, browser)).status).toBe(409);
   });
 });
