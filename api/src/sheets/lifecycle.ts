@@ -6,6 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { ObjectStore } from '@uda/shared/object-store';
+import { SHEET_QUOTAS, type SheetQuota, type SheetUsage, sheetQuotaProblem } from '../accounts/quotas.ts';
+import type { AccountStore } from '../accounts/store.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { formatOf } from './formats.ts';
@@ -15,9 +17,11 @@ import {
   deleteDataset,
   findDataset,
   insertDataset,
+  lockAccount,
   type NewUpload,
   replaceUpload,
   sheetPrefix,
+  sheetUsage,
   slugTaken,
   uploadPrefix,
 } from './store.ts';
@@ -27,6 +31,13 @@ export interface SheetDeps {
   readonly db: Knex;
   readonly store: ObjectStore;
 }
+
+/** Creating and replacing also need the account's tier, for its quota. */
+export interface SheetWriteDeps extends SheetDeps {
+  readonly accounts: Pick<AccountStore, 'mustGet'>;
+}
+
+type QuotaChange = Parameters<typeof sheetQuotaProblem>[2];
 
 const invalid = (message: string) => new ApiError(ErrorCode.INVALID_INPUT, { message });
 const notFound = () => new ApiError(ErrorCode.DATASET_NOT_FOUND);
@@ -38,8 +49,40 @@ export async function ownedSheet(deps: SheetDeps, accountId: string, idOrSlug: s
   return row;
 }
 
+/** The account's sheets quota and what it uses now. */
+export async function sheetQuotaOf(deps: SheetWriteDeps, accountId: string): Promise<{ quota: SheetQuota; usage: SheetUsage }> {
+  const { tier } = await deps.accounts.mustGet(accountId);
+  return { quota: SHEET_QUOTAS[tier], usage: await sheetUsage(deps.db, accountId) };
+}
+
+/** 403 when the change does not fit the account's quota; `db` may be a transaction holding the account. */
+async function requireQuota(deps: SheetWriteDeps, db: Knex, accountId: string, change: QuotaChange): Promise<void> {
+  const { quota } = await sheetQuotaOf(deps, accountId);
+  const problem = sheetQuotaProblem(quota, await sheetUsage(db, accountId), change);
+  if (problem) throw new ApiError(ErrorCode.SHEET_QUOTA_EXCEEDED, { message: problem });
+}
+
+/**
+ * Writes the row only if the change still fits once the account is locked (uploads racing each other
+ * were each checked before their file was stored); on any refusal the stored file is removed.
+ */
+async function writeWithinQuota(deps: SheetWriteDeps, accountId: string, change: QuotaChange, uploadKey: string, write: (trx: Knex) => Promise<boolean>): Promise<boolean> {
+  try {
+    const written = await deps.db.transaction(async (trx) => {
+      await lockAccount(trx, accountId);
+      await requireQuota(deps, trx, accountId, change);
+      return write(trx);
+    });
+    if (!written) await deps.store.delete([uploadKey]);
+    return written;
+  } catch (error) {
+    await deps.store.delete([uploadKey]);
+    throw error;
+  }
+}
+
 export async function createSheet(
-  deps: SheetDeps,
+  deps: SheetWriteDeps,
   accountId: string,
   input: { file: ReceivedFile; name?: string; slug?: string },
 ): Promise<DatasetRow> {
@@ -50,23 +93,25 @@ export async function createSheet(
   }
   const name = (input.name ?? '').trim().slice(0, 200) || input.file.fileName || 'Sheet';
   const slug = input.slug ?? (await freeSlug(deps.db, accountId, slugFrom(input.name || input.file.fileName)));
+  const change = { newSheet: true, bytes: input.file.bytes };
+  await requireQuota(deps, deps.db, accountId, change);
   const id = randomUUID();
   const upload = await storeUpload(deps.store, accountId, id, 1, input.file, format);
-  if (!(await insertDataset(deps.db, { id, accountId, slug, name, upload }))) {
-    await deps.store.delete([upload.uploadKey]);
+  if (!(await writeWithinQuota(deps, accountId, change, upload.uploadKey, (trx) => insertDataset(trx, { id, accountId, slug, name, upload })))) {
     throw new ApiError(ErrorCode.DATASET_CONFLICT, { message: `The slug "${slug}" is already used by another of your sheets.` });
   }
   return (await findDataset(deps.db, accountId, id))!;
 }
 
-export async function replaceSheetFile(deps: SheetDeps, accountId: string, idOrSlug: string, file: ReceivedFile): Promise<DatasetRow> {
+export async function replaceSheetFile(deps: SheetWriteDeps, accountId: string, idOrSlug: string, file: ReceivedFile): Promise<DatasetRow> {
   const format = requireFormat(file);
   const row = await ownedSheet(deps, accountId, idOrSlug);
+  const change = { newSheet: false, bytes: file.bytes, replacedBytes: Number(row.upload_bytes ?? 0) };
+  await requireQuota(deps, deps.db, accountId, change);
   const version = row.version + 1;
   const upload = await storeUpload(deps.store, accountId, row.id, version, file, format);
-  if (!(await replaceUpload(deps.db, row.id, version, upload))) {
-    // Deleted or replaced by a concurrent request between our read and our update.
-    await deps.store.delete([upload.uploadKey]);
+  // False when deleted or replaced by a concurrent request between our read and our update.
+  if (!(await writeWithinQuota(deps, accountId, change, upload.uploadKey, (trx) => replaceUpload(trx, row.id, version, upload)))) {
     throw new ApiError(ErrorCode.DATASET_CONFLICT, { message: 'The sheet changed during this upload; retry it.' });
   }
   await deps.store.delete([row.upload_key]);

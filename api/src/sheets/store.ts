@@ -18,6 +18,7 @@ export interface DatasetRow {
   readonly columns: { name: string; type: string }[] | null;
   readonly version: number;
   readonly upload_key: string;
+  readonly upload_bytes: string | number | null;
   readonly parquet_key: string | null;
   readonly created_at: Date | string;
   readonly updated_at: Date | string;
@@ -47,6 +48,19 @@ export async function findDataset(db: Knex, accountId: string, idOrSlug: string)
 
 export async function listDatasets(db: Knex, accountId: string): Promise<DatasetRow[]> {
   return (await db('datasets').where({ account_id: accountId }).orderBy('created_at', 'desc')) as DatasetRow[];
+}
+
+/** How many sheets the account holds and the bytes of their uploaded files (its quota's usage). */
+export async function sheetUsage(db: Knex, accountId: string): Promise<{ sheets: number; bytes: number }> {
+  const row = (await db('datasets')
+    .where({ account_id: accountId })
+    .first(db.raw('count(*) as sheets'), db.raw('coalesce(sum(upload_bytes), 0) as bytes'))) as { sheets: string | number; bytes: string | number } | undefined;
+  return { sheets: Number(row?.sheets ?? 0), bytes: Number(row?.bytes ?? 0) };
+}
+
+/** Holds the account's row until the transaction ends, so two uploads cannot both pass its quota. */
+export async function lockAccount(trx: Knex.Transaction, accountId: string): Promise<void> {
+  await trx('accounts').where({ id: accountId }).forUpdate().first('id');
 }
 
 export async function slugTaken(db: Knex, accountId: string, slug: string): Promise<boolean> {

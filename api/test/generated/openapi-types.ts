@@ -2265,6 +2265,17 @@ export interface operations {
                             updated_at: string;
                             error?: string;
                         }[];
+                        /** @description The account's sheets quota (per plan) and what it uses; an upload past it is 403 SHEET_QUOTA_EXCEEDED. */
+                        quota: {
+                            /** @description Sheets the account holds now. */
+                            sheets: number;
+                            /** @description Sheets the account's plan allows. */
+                            max_sheets: number;
+                            /** @description Bytes of the uploaded files of those sheets. */
+                            bytes: number;
+                            /** @description Bytes the account's plan allows. */
+                            max_bytes: number;
+                        };
                     };
                 };
             };

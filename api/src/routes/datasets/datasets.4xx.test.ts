@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import { tempPath, writeParquet } from '@uda/query-runner/test-support/fixtures';
+import { SHEET_QUOTAS } from '../../accounts/quotas.ts';
 import type { TestApi } from '../../../test/support/harness.ts';
 import { form, ingest, json, query, search, upload } from '../../sheets/test/client.ts';
 import { type SheetEnv, openSheetEnv } from '../../sheets/test/env.ts';
@@ -72,6 +73,37 @@ describe('400, 409 and 413 on upload', () => {
     expect(replace.status).toBe(413);
     expect((await env.bucket.store.list('uploads/')).length).toBe(before);
     expect((await json(await api.get('/api/v1/datasets', { key }))).body.datasets).toHaveLength(rows.length);
+  });
+});
+
+describe('403 past the sheets quota', () => {
+  const tiny = { content: 'a\n1\n', fileName: 'tiny.csv' };
+  const uploadsOf = async (accountId: string) => (await env.bucket.store.list(`uploads/${encodeURIComponent(accountId)}/`)).length;
+
+  it("refuses the sheet one past the plan's count, with nothing stored; the list shows the quota", async () => {
+    const { accountId, apiKey } = await api.account();
+    const quota = SHEET_QUOTAS.free;
+    for (let i = 0; i < quota.sheets; i++) expect((await upload(api, apiKey, tiny)).status).toBe(202);
+    const before = await uploadsOf(accountId);
+    const res = await json(await upload(api, apiKey, tiny));
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ status: 'error', message: expect.stringMatching(/^Your plan holds at most 10 sheets and you have 10\./) });
+    expect(await uploadsOf(accountId)).toBe(before);
+    const list = (await json(await api.get('/api/v1/datasets', { key: apiKey }))).body;
+    expect(list.datasets).toHaveLength(quota.sheets);
+    expect(list.quota).toEqual({ sheets: quota.sheets, max_sheets: quota.sheets, bytes: quota.sheets * tiny.content.length, max_bytes: quota.bytes });
+  });
+
+  it("refuses an upload past the plan's bytes; a replacement counts only the file it brings", async () => {
+    const { accountId, apiKey } = await api.account();
+    const id = String((await ingest(api, apiKey, tiny)).id);
+    // As if the account's sheet files already filled the quota but 2 bytes.
+    await env.ctx.db('datasets').where({ id }).update({ upload_bytes: SHEET_QUOTAS.free.bytes - 2 });
+    const res = await json(await upload(api, apiKey, tiny));
+    expect(res).toEqual({ status: 403, body: { status: 'error', message: expect.stringMatching(/^Your plan holds at most 100 MB of sheet files/) } });
+    expect(await uploadsOf(accountId)).toBe(1);
+    const replace = await api.get(`/api/v1/datasets/${id}/file`, { method: 'PUT', key: apiKey, body: form(tiny) });
+    expect(replace.status).toBe(202);
   });
 });
 

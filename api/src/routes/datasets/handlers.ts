@@ -8,7 +8,7 @@ import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import { callerOf } from '../../request-context.ts';
 import type { Services } from '../../services.ts';
-import { createSheet, deleteSheet, ownedSheet, replaceSheetFile } from '../../sheets/lifecycle.ts';
+import { createSheet, deleteSheet, ownedSheet, replaceSheetFile, sheetQuotaOf } from '../../sheets/lifecycle.ts';
 import { querySheet, searchSheet } from '../../sheets/query.ts';
 import { datasetRecordSchema, toRecord } from '../../sheets/record.ts';
 import { listDatasets } from '../../sheets/store.ts';
@@ -57,8 +57,10 @@ export function replaceHandler(services: Services): RequestHandler {
 
 export function listHandler(services: Services): RequestHandler {
   return async function listDatasetsRoute(req, res) {
-    const rows = await listDatasets(services.db, accountOf(req));
-    res.json(listResponse.parse({ status: 'success', datasets: rows.map(toRecord) }));
+    const accountId = accountOf(req);
+    const [rows, { quota, usage }] = await Promise.all([listDatasets(services.db, accountId), sheetQuotaOf(services, accountId)]);
+    const limits = { sheets: usage.sheets, max_sheets: quota.sheets, bytes: usage.bytes, max_bytes: quota.bytes };
+    res.json(listResponse.parse({ status: 'success', datasets: rows.map(toRecord), quota: limits }));
   };
 }
 

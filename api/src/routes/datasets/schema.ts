@@ -31,7 +31,16 @@ export const uploadBody = z.object({
 
 export const createdResponse = z.object({ id: z.uuid(), slug: z.string(), status: z.literal('processing') });
 
-export const listResponse = z.object({ status: z.literal('success'), datasets: z.array(datasetRecordSchema) });
+export const sheetQuotaSchema = z
+  .object({
+    sheets: z.number().int().describe('Sheets the account holds now.'),
+    max_sheets: z.number().int().describe("Sheets the account's plan allows."),
+    bytes: z.number().int().describe('Bytes of the uploaded files of those sheets.'),
+    max_bytes: z.number().int().describe("Bytes the account's plan allows."),
+  })
+  .describe("The account's sheets quota (per plan) and what it uses; an upload past it is 403 SHEET_QUOTA_EXCEEDED.");
+
+export const listResponse = z.object({ status: z.literal('success'), datasets: z.array(datasetRecordSchema), quota: sheetQuotaSchema });
 
 const row = z.record(z.string(), z.unknown());
 export const searchResponse = z.object({ status: z.literal('success'), row_count: z.number().int(), rows: z.array(row) });
