@@ -34,19 +34,33 @@ export function giveUpMessage(maxAttempts: number): string {
 }
 
 /**
- * Claims the oldest pending sheet whose lease is free: its own transaction, `SKIP LOCKED` so that
- * concurrent workers never wait on or take the same row. A row that already used every attempt
- * (its workers crashed) is marked failed instead, so nothing stays `processing` forever.
+ * Claims a pending sheet whose lease is free: its own transaction, `SKIP LOCKED` so that concurrent
+ * workers never wait on or take the same row. A row that already used every attempt (its workers
+ * crashed) is marked failed instead, so nothing stays `processing` forever.
+ *
+ * Fair between accounts (issue 22): one account's backlog must not hold up another's upload. The
+ * order is the account with the fewest jobs in flight, then the one served longest ago (its last
+ * finished sheet; never served first), then the oldest upload: with one worker that is round-robin
+ * over the accounts that wait, and with several no account takes a second worker while another
+ * account waits.
  */
 export async function claimJob(db: Knex, options: { leaseSeconds: number; maxAttempts: number }): Promise<ClaimOutcome> {
   return db.transaction(async (trx) => {
-    const row = (await trx('datasets')
-      .select('id', 'account_id', 'version', 'upload_key', 'upload_format', 'attempts')
-      .where('status', 'processing')
-      .andWhere((q) => void q.whereNull('locked_until').orWhere('locked_until', '<', trx.fn.now()))
-      .orderBy('updated_at')
+    const accounts = trx('datasets')
+      .select('account_id')
+      .select(trx.raw(`count(*) FILTER (WHERE status = 'processing' AND locked_until >= now()) AS busy`))
+      .select(trx.raw(`max(updated_at) FILTER (WHERE status <> 'processing') AS served`))
+      .whereIn('account_id', trx('datasets').select('account_id').where('status', 'processing'))
+      .groupBy('account_id')
+      .as('a');
+    const row = (await trx('datasets as d')
+      .select('d.id', 'd.account_id', 'd.version', 'd.upload_key', 'd.upload_format', 'd.attempts')
+      .leftJoin(accounts, 'a.account_id', 'd.account_id')
+      .where('d.status', 'processing')
+      .andWhere((q) => void q.whereNull('d.locked_until').orWhere('d.locked_until', '<', trx.fn.now()))
+      .orderByRaw('coalesce(a.busy, 0), a.served NULLS FIRST, d.updated_at')
       .first()
-      .forUpdate()
+      .forUpdate('d')
       .skipLocked()) as DatasetRow | undefined;
     if (!row) return { kind: 'none' };
     if (row.attempts >= options.maxAttempts) {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -125,6 +126,27 @@ describe('sheets worker: jobs', () => {
       await other.destroy();
     }
     expect(await sheetRow(database.db, id)).toMatchObject({ status: 'ready', attempts: 1 });
+  });
+
+  // Issue 22: an account's backlog held every later upload of every other account.
+  it("serves accounts in turn: one account's backlog holds up another's upload by one job at most", async () => {
+    const heavy = randomUUID();
+    const light = randomUUID();
+    for (let i = 0; i < 4; i++) await createSheet(database.db, bucket.store, { content: SALES_CSV, format: 'csv' }, heavy);
+    const lightId = await createSheet(database.db, bucket.store, { content: SALES_CSV, format: 'csv' }, light);
+    expect(await runOnce(deps)).toBe(true);
+    const next = await claimJob(database.db, settings);
+    expect(next).toMatchObject({ kind: 'claimed', job: { id: lightId, accountId: light } });
+  });
+
+  it('never gives an account a second worker while another account waits', async () => {
+    const heavy = randomUUID();
+    const light = randomUUID();
+    for (let i = 0; i < 4; i++) await createSheet(database.db, bucket.store, { content: SALES_CSV, format: 'csv' }, heavy);
+    const lightId = await createSheet(database.db, bucket.store, { content: SALES_CSV, format: 'csv' }, light);
+    expect(await claimJob(database.db, settings)).toMatchObject({ kind: 'claimed', job: { accountId: heavy } });
+    expect(await claimJob(database.db, settings)).toMatchObject({ kind: 'claimed', job: { id: lightId, accountId: light } });
+    expect(await claimJob(database.db, settings)).toMatchObject({ kind: 'claimed', job: { accountId: heavy } });
   });
 
   it('marks a job that used all its attempts failed instead of retrying it again', async () => {
