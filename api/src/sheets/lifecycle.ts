@@ -55,22 +55,36 @@ export async function sheetQuotaOf(deps: SheetWriteDeps, accountId: string): Pro
   return { quota: SHEET_QUOTAS[tier], usage: await sheetUsage(deps.db, accountId) };
 }
 
-/** 403 when the change does not fit the account's quota; `db` may be a transaction holding the account. */
-async function requireQuota(deps: SheetWriteDeps, db: Knex, accountId: string, change: QuotaChange): Promise<void> {
-  const { quota } = await sheetQuotaOf(deps, accountId);
+/** 403 when the change does not fit the quota; `db` may be a transaction holding the account. */
+async function requireQuota(db: Knex, accountId: string, quota: SheetQuota, change: QuotaChange): Promise<void> {
   const problem = sheetQuotaProblem(quota, await sheetUsage(db, accountId), change);
   if (problem) throw new ApiError(ErrorCode.SHEET_QUOTA_EXCEEDED, { message: problem });
 }
 
+/** Checks the change against the account's quota now; returns the quota for the check under lock. */
+async function quotaAllowing(deps: SheetWriteDeps, accountId: string, change: QuotaChange): Promise<SheetQuota> {
+  const { quota, usage } = await sheetQuotaOf(deps, accountId);
+  const problem = sheetQuotaProblem(quota, usage, change);
+  if (problem) throw new ApiError(ErrorCode.SHEET_QUOTA_EXCEEDED, { message: problem });
+  return quota;
+}
+
 /**
  * Writes the row only if the change still fits once the account is locked (uploads racing each other
- * were each checked before their file was stored); on any refusal the stored file is removed.
+ * were each checked before their file was stored); on any refusal the stored file is removed. Only
+ * `trx` is used inside: embedded PGlite has a single connection.
  */
-async function writeWithinQuota(deps: SheetWriteDeps, accountId: string, change: QuotaChange, uploadKey: string, write: (trx: Knex) => Promise<boolean>): Promise<boolean> {
+async function writeWithinQuota(
+  deps: SheetWriteDeps,
+  accountId: string,
+  limits: { quota: SheetQuota; change: QuotaChange },
+  uploadKey: string,
+  write: (trx: Knex) => Promise<boolean>,
+): Promise<boolean> {
   try {
     const written = await deps.db.transaction(async (trx) => {
       await lockAccount(trx, accountId);
-      await requireQuota(deps, trx, accountId, change);
+      await requireQuota(trx, accountId, limits.quota, limits.change);
       return write(trx);
     });
     if (!written) await deps.store.delete([uploadKey]);
@@ -94,10 +108,10 @@ export async function createSheet(
   const name = (input.name ?? '').trim().slice(0, 200) || input.file.fileName || 'Sheet';
   const slug = input.slug ?? (await freeSlug(deps.db, accountId, slugFrom(input.name || input.file.fileName)));
   const change = { newSheet: true, bytes: input.file.bytes };
-  await requireQuota(deps, deps.db, accountId, change);
+  const quota = await quotaAllowing(deps, accountId, change);
   const id = randomUUID();
   const upload = await storeUpload(deps.store, accountId, id, 1, input.file, format);
-  if (!(await writeWithinQuota(deps, accountId, change, upload.uploadKey, (trx) => insertDataset(trx, { id, accountId, slug, name, upload })))) {
+  if (!(await writeWithinQuota(deps, accountId, { quota, change }, upload.uploadKey, (trx) => insertDataset(trx, { id, accountId, slug, name, upload })))) {
     throw new ApiError(ErrorCode.DATASET_CONFLICT, { message: `The slug "${slug}" is already used by another of your sheets.` });
   }
   return (await findDataset(deps.db, accountId, id))!;
@@ -107,11 +121,11 @@ export async function replaceSheetFile(deps: SheetWriteDeps, accountId: string, 
   const format = requireFormat(file);
   const row = await ownedSheet(deps, accountId, idOrSlug);
   const change = { newSheet: false, bytes: file.bytes, replacedBytes: Number(row.upload_bytes ?? 0) };
-  await requireQuota(deps, deps.db, accountId, change);
+  const quota = await quotaAllowing(deps, accountId, change);
   const version = row.version + 1;
   const upload = await storeUpload(deps.store, accountId, row.id, version, file, format);
   // False when deleted or replaced by a concurrent request between our read and our update.
-  if (!(await writeWithinQuota(deps, accountId, change, upload.uploadKey, (trx) => replaceUpload(trx, row.id, version, upload)))) {
+  if (!(await writeWithinQuota(deps, accountId, { quota, change }, upload.uploadKey, (trx) => replaceUpload(trx, row.id, version, upload)))) {
     throw new ApiError(ErrorCode.DATASET_CONFLICT, { message: 'The sheet changed during this upload; retry it.' });
   }
   await deps.store.delete([row.upload_key]);
