@@ -158,11 +158,15 @@ async function journey(): Promise<void> {
   // Sheets: upload with an XSS name, wait for ready, search.
   await page.getByRole('link', { name: 'Sheets' }).click();
   await page.getByRole('heading', { name: 'Connected sheets' }).waitFor();
+  // The plan's sheets quota is shown, and follows what the account holds.
+  const quota = page.getByTestId('sheet-quota');
+  await page.getByText('Your plan holds 10 sheets and 100 MB of files: you use 0 sheets and 0 MB.').waitFor();
   await page.getByLabel('Sheet name').fill(SHEET_XSS);
   await page.getByLabel('File').setInputFiles({ name: 'sales.csv', mimeType: 'text/csv', buffer: Buffer.from(SALES_CSV) });
   await page.locator('.badge.ready').waitFor({ timeout: 20_000 });
   await page.getByRole('cell', { name: SHEET_XSS, exact: true }).waitFor();
   expect(await page.locator('table b').count()).toBe(0);
+  expect(await quota.textContent()).toMatch(/^Your plan holds 10 sheets and 100 MB of files: you use 1 sheet and 0(\.\d)? MB\.$/);
   const slug = (await page.locator('tbody tr td:nth-child(2) code').first().textContent()) ?? '';
   await page.getByLabel('Search text').fill('grace');
   await page.getByRole('button', { name: 'Search', exact: true }).click();
@@ -203,6 +207,7 @@ async function journey(): Promise<void> {
   await page.getByRole('button', { name: `Delete ${SHEET_XSS}` }).click();
   await page.getByRole('button', { name: 'Delete sheet' }).click();
   await page.getByText('No sheets yet.').waitFor();
+  expect(await quota.textContent()).toBe('Your plan holds 10 sheets and 100 MB of files: you use 0 sheets and 0 MB.');
 
   // Sign out ends the session.
   await page.getByRole('button', { name: 'Sign out' }).click();

@@ -19,12 +19,26 @@ interface Sheet {
   error?: string;
 }
 
+/** The account's sheets quota as GET /api/v1/datasets reports it (DECISIONS §4 "Quotas"). */
+interface SheetQuota {
+  sheets: number;
+  max_sheets: number;
+  bytes: number;
+  max_bytes: number;
+}
+
+export function quotaText(q: SheetQuota): string {
+  const mb = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, '')} MB`;
+  return `Your plan holds ${q.max_sheets} sheets and ${mb(q.max_bytes)} of files: you use ${q.sheets} ${q.sheets === 1 ? 'sheet' : 'sheets'} and ${mb(q.bytes)}.`;
+}
+
 const ACCEPT = '.csv,.tsv,.json,.ndjson,.jsonl,.parquet,text/csv,text/tab-separated-values,application/json,application/x-ndjson,application/vnd.apache.parquet';
 const MAX_BYTES = 50 * 1024 * 1024;
 
 export async function sheetsPage(): Promise<HTMLElement> {
   const feedback = status();
   const listArea = h('div');
+  const quotaArea = h('p', { class: 'muted', 'data-testid': 'sheet-quota' });
   const resultArea = h('div');
   const sheetSelect = h('select', { id: 'search-sheet' });
   let timer: number | undefined;
@@ -42,9 +56,10 @@ export async function sheetsPage(): Promise<HTMLElement> {
   };
 
   const refresh = async () => {
-    const answer = await call<{ datasets: Sheet[] }>('/datasets');
+    const answer = await call<{ datasets: Sheet[]; quota: SheetQuota }>('/datasets');
     if (!answer.ok) return feedback.say(messageOf(answer), 'error');
     const sheets = answer.body.datasets;
+    replace(quotaArea, quotaText(answer.body.quota));
     replace(
       listArea,
       sheets.length
@@ -127,6 +142,7 @@ export async function sheetsPage(): Promise<HTMLElement> {
     { 'aria-labelledby': 'sheets-title' },
     h('h1', { id: 'sheets-title' }, 'Connected sheets'),
     h('p', {}, 'Your own tables: query them in the SQL console by their table name, or through the API with your key.'),
+    quotaArea,
     drop,
     feedback,
     listArea,
