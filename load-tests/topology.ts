@@ -80,8 +80,10 @@ export async function startTopology(config: LoadConfig, onStop: (stop: () => Pro
     cleanups.push(() => deleteRedisKeys(config.LOAD_REDIS_URL, redisPrefix));
     const databaseUrl = await createDatabase(config.LOAD_DATABASE_URL, `uda_load_${run}`, cleanups);
     await runToEnd('exporter', 'exporter/src/main.ts', { ...s3, DATA_DIR: join(dir, 'exporter'), LOG_LEVEL: 'warn' }, join(dir, 'exporter.log'));
+    // Every API→runner call carries the runners' token, as the chart's Secret gives both.
+    const runnerToken = randomBytes(32).toString('hex');
     const runnerUrls = await Promise.all(
-      [1, 2].map((i) => startRunner(start, i, { ...s3, DATA_DIR: join(dir, `runner-${i}`), REDIS_URL: config.LOAD_REDIS_URL, REDIS_KEY_PREFIX: `${redisPrefix}runner:` })),
+      [1, 2].map((i) => startRunner(start, i, { ...s3, DATA_DIR: join(dir, `runner-${i}`), REDIS_URL: config.LOAD_REDIS_URL, REDIS_KEY_PREFIX: `${redisPrefix}runner:`, RUNNER_TOKEN: runnerToken })),
     );
     const adminToken = randomBytes(32).toString('hex');
     const apiEnv = {
@@ -95,6 +97,7 @@ export async function startTopology(config: LoadConfig, onStop: (stop: () => Pro
       ADMIN_TOKEN: adminToken,
       TRUST_PROXY_HOPS: '1',
       QUERY_RUNNER_URLS: runnerUrls.join(','),
+      QUERY_RUNNER_TOKEN: runnerToken,
       LOG_LEVEL: 'warn',
     };
     // One after the other: each migrates the database at start.

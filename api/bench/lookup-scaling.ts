@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { RUNNER_AUTH, TEST_RUNNER_TOKEN } from '@uda/query-runner/test-support/harness';
 import { TEST_REDIS_URL, uniquePrefix } from '../test/support/harness.ts';
 import { runNode, startNode, stopNode } from '../test/support/spawn.ts';
 
@@ -62,7 +63,7 @@ async function measureScale(scale: number, duration: number, connections: number
   try {
     const { rows, exportSeconds } = data ? { rows: 0, exportSeconds: 0 } : await generateAndExport(scale, dir);
     runner = await startNode(join(ROOT, 'query-runner/src/main.ts'), {
-      DATA_DIR: dir, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix(), RUNNER_PORT: '0', MANIFEST_POLL_MS: '100', LOG_LEVEL: 'silent',
+      DATA_DIR: dir, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix(), RUNNER_PORT: '0', MANIFEST_POLL_MS: '100', LOG_LEVEL: 'silent', RUNNER_TOKEN: TEST_RUNNER_TOKEN,
     }, (l) => l.includes('"event":"listening"'));
     const url = (JSON.parse(runner.line) as { url: string }).url;
     // A runner opens a version only once its search index and page store are built: ~70 s at scale 1.
@@ -70,10 +71,10 @@ async function measureScale(scale: number, duration: number, connections: number
 
     let totals = 0;
     for (const [source, keywords] of MIX) {
-      const res = await fetch(`${url}/v1/lookups`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ source, keywords, limit: 10 }) });
+      const res = await fetch(`${url}/v1/lookups`, { method: 'POST', headers: { 'content-type': 'application/json', ...RUNNER_AUTH }, body: JSON.stringify({ source, keywords, limit: 10 }) });
       totals += ((await res.json()) as { total: number }).total;
     }
-    const requests = MIX.map(([source, keywords]) => ({ method: 'POST' as const, path: '/v1/lookups', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ source, keywords, limit: 10 }) }));
+    const requests = MIX.map(([source, keywords]) => ({ method: 'POST' as const, path: '/v1/lookups', headers: { 'content-type': 'application/json', ...RUNNER_AUTH }, body: JSON.stringify({ source, keywords, limit: 10 }) }));
     await autocannon({ url, connections, duration: 2, requests });
     const r = await autocannon({ url, connections, duration, requests });
     return { scale, rows, exportSeconds, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, meanTotal: Math.round(totals / MIX.length), non2xx: r.non2xx };

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { onServer } from './support.ts';
 import { startFakeWikipedia } from '../test/fakes/wikipedia.ts';
+import { RUNNER_AUTH } from '@uda/query-runner/test-support/harness';
 import { startStoredRunner } from '../test/support/stored-runner.ts';
 import { lookupScalingCurve } from './lookup-scaling.ts';
 
@@ -85,7 +86,7 @@ try {
     await measure('stored, paid (charge/request)', info.live, paid),
     await measure('live wiki, fake 50 ms', info.live, [{ method: 'GET', path: LIVE_PATH }]),
     await measure('live wiki, fresh cache', info.cached, [{ method: 'GET', path: LIVE_PATH }]),
-    await measure('runner /v1/lookups (miss)', runner.url, RUNNER_BODIES.map((body) => ({ method: 'POST', path: '/v1/lookups', headers: { 'content-type': 'application/json' }, body }))),
+    await measure('runner /v1/lookups (miss)', runner.url, RUNNER_BODIES.map((body) => ({ method: 'POST', path: '/v1/lookups', headers: { 'content-type': 'application/json', ...RUNNER_AUTH }, body }))),
   ];
   const upstreamCalls = wiki.requests.length;
   console.log(`\nautocannon, ${connections} connections, ${duration} s each, loopback; API and runner in their own processes`);

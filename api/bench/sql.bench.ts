@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3Store } from '@uda/shared/object-store';
 import { RESULT_ENVELOPE_TYPE } from '@uda/shared/runner-contract';
-import { startChild, waitReady } from '@uda/query-runner/test-support/harness';
+import { RUNNER_AUTH, startChild, waitReady } from '@uda/query-runner/test-support/harness';
 import { type BenchBlob, BLOB_NAMES, benchDatabase, bigFile, createBenchDatabase, publish, spawnJson } from './sql-fixtures.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 2_000_000);
@@ -176,7 +176,7 @@ async function benchQueries(runnerUrl: string, apiUrl: string, pids: { api: numb
 async function directQuery(runnerUrl: string, body: Record<string, unknown>): Promise<void> {
   const res = await fetch(`${runnerUrl}/v1/queries`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: RESULT_ENVELOPE_TYPE },
+    headers: { 'content-type': 'application/json', accept: RESULT_ENVELOPE_TYPE, ...RUNNER_AUTH },
     body: JSON.stringify({ datasets: [], tenant: 'bench', ...body }),
   });
   if (res.status !== 200) throw new Error(`runner: ${res.status} ${await res.text()}`);

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import knexModule from 'knex';
+import { TEST_RUNNER_TOKEN } from '@uda/query-runner/test-support/harness';
 import { type ApiConfig, parseApiConfig } from '../src/config.ts';
 
 export function benchApiConfig(databaseUrl: string, redisUrl: string, extra: Record<string, string> = {}): ApiConfig {
@@ -13,6 +14,7 @@ export function benchApiConfig(databaseUrl: string, redisUrl: string, extra: Rec
     REDIS_KEY_PREFIX: `uda-bench:${randomBytes(4).toString('hex')}:`,
     KEY_PEPPER: randomBytes(32).toString('hex'),
     KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    QUERY_RUNNER_TOKEN: TEST_RUNNER_TOKEN,
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
     DATABASE_POOL_MAX: process.env.BENCH_POOL ?? '20',
     ...extra,

@@ -73,6 +73,7 @@ export const apiEnv = z
       .string()
       .default('http://127.0.0.1:8090')
       .describe('Comma-separated query-runner base URLs, used when QUERY_RUNNER_SERVICE is unset'),
+    QUERY_RUNNER_TOKEN: secret("Bearer token sent to every query-runner (the runners' RUNNER_TOKEN; a Secret in the chart); unset reads or generates DATA_DIR/runner-token"),
     QUERY_RUNNER_SERVICE: z
       .string()
       .optional()

@@ -169,7 +169,7 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     store: createObjectStore(config),
     objectCache,
     runnerPool,
-    runners: new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS }),
+    runners: new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS, token: secrets.runnerToken }),
     live,
   };
 }

@@ -16,6 +16,9 @@ export const runnerConfigSchema = z.object({
   RUNNER_HOST: z.string().default('127.0.0.1').describe('Interface the internal HTTP API listens on'),
   RUNNER_PORT: envPort.default(8090).describe('Port of the internal HTTP API (0 picks a free port)'),
   RUNNER_METRICS_PORT: optional(envPort).describe('Separate port for /metrics; unset serves /metrics on RUNNER_PORT'),
+  RUNNER_TOKEN: optional(z.string().min(32, 'must be at least 32 characters')).describe(
+    'Bearer token every caller of the runner API must send (the API\'s QUERY_RUNNER_TOKEN; a Secret in the chart); unset reads or generates DATA_DIR/runner-token',
+  ),
   REDIS_URL: optional(z.url()).describe('Redis for per-query locks and the result index; unset uses in-process stores (one runner only)'),
   REDIS_KEY_PREFIX: z.string().default('uda:runner:').describe('Prefix of every Redis key the runner writes'),
   QUERY_TIMEOUT_MS: int(100, 300_000).default(30_000).describe('Execution time limit per query (SPEC: 30 s)'),

@@ -20,7 +20,8 @@ import { createLimiter } from './limiter.ts';
 import { runLookup } from './lookups/run-lookup.ts';
 import { openSearchIndexes } from './lookups/search-index.ts';
 import { searchSheet } from './sheets/search.ts';
-import type { LookupRequest, SheetSearchRequest } from '@uda/shared/runner-contract';
+import { type LookupRequest, RUNNER_TOKEN_FILE, type SheetSearchRequest } from '@uda/shared/runner-contract';
+import { readOrCreateSecret } from '@uda/shared/secrets';
 import { createMetrics, setDataVersion } from './metrics.ts';
 import { QueryService } from './query-service.ts';
 import { ResultStore } from './result-store.ts';
@@ -98,6 +99,8 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
     searchSheet({ store, databases, limiter, sandboxLimits, scratchDir, timeoutMs: limits.timeoutMs }, request);
   const app = createApp({
     service, metrics, logger, lookup, sheetSearch, ready: () => databases.ready, accepting: () => accepting, serveMetrics: !separateMetrics,
+    // Unset: the file the embedded API reads too (the chart always sets it from its Secret).
+    token: config.RUNNER_TOKEN ?? readOrCreateSecret(resolve(config.DATA_DIR), RUNNER_TOKEN_FILE),
   });
   const server = await listen(app, config.RUNNER_PORT, config.RUNNER_HOST);
   const metricsServer = separateMetrics

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { lookupResponseSchema, type LookupResponse } from '@uda/shared/runner-contract';
-import { redisPrefix, startInProcess } from './harness.ts';
+import { RUNNER_AUTH, redisPrefix, startInProcess } from './harness.ts';
 import type { StartedRunner } from '../src/runner.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -46,7 +46,7 @@ export async function startExportedRunner(name: string): Promise<ExportedRunner>
   for (let i = 0; i < 200 && !runner.databases.ready; i++) await new Promise((r) => setTimeout(r, 50));
 
   async function lookup(body: unknown): Promise<{ status: number; body: unknown }> {
-    const res = await fetch(`${runner.url}/v1/lookups`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${runner.url}/v1/lookups`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...RUNNER_AUTH }, body: JSON.stringify(body) });
     return { status: res.status, body: await res.json() };
   }
   return {

@@ -11,10 +11,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseConfig } from '@uda/shared/config';
+import { runnerAuthorization } from '@uda/shared/runner-contract';
 import { createLogger } from '@uda/shared/logger';
 import { runnerConfigSchema } from '../src/config.ts';
 import { startRunner } from '../src/runner.ts';
 import type { StartedRunner } from '../src/runner.ts';
+
+/** The runner token of every test runner (RUNNER_TOKEN) and of every test API (QUERY_RUNNER_TOKEN). */
+export const TEST_RUNNER_TOKEN = 'test-runner-token-0123456789abcdefghijklmnopqrstuvwxyz';
+
+/** The headers a caller of a test runner's /v1 routes sends. */
+export const RUNNER_AUTH = runnerAuthorization(TEST_RUNNER_TOKEN);
 
 export function redisPrefix(label: string): string {
   return `test:${label}:${randomBytes(4).toString('hex')}:`;
@@ -28,12 +35,13 @@ export async function runnerEnv(bucketEnv: Record<string, string>, extra: Record
     RUNNER_PORT: '0',
     MANIFEST_POLL_MS: '100',
     LOG_LEVEL: 'silent',
+    RUNNER_TOKEN: TEST_RUNNER_TOKEN,
     ...extra,
   };
 }
 
 export async function startInProcess(env: Record<string, string>): Promise<StartedRunner> {
-  const config = parseConfig(runnerConfigSchema, env);
+  const config = parseConfig(runnerConfigSchema, { RUNNER_TOKEN: TEST_RUNNER_TOKEN, ...env });
   return startRunner(config, createLogger({ name: 'query-runner-test', level: config.LOG_LEVEL }));
 }
 
@@ -47,7 +55,7 @@ export interface ChildRunner {
 
 export async function startChild(env: Record<string, string>): Promise<ChildRunner> {
   const child = spawn('node_modules/.bin/node', ['query-runner/src/main.ts'], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', RUNNER_TOKEN: TEST_RUNNER_TOKEN, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
@@ -76,7 +84,7 @@ export async function waitReady(url: string, timeoutMs = 20_000): Promise<void> 
 export async function postQuery(url: string, body: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
   const res = await fetch(`${url}/v1/queries`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', ...RUNNER_AUTH },
     body: JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };

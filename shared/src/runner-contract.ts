@@ -13,6 +13,16 @@ export const rowSchema = z.custom<Record<string, unknown>>(
   'a row object',
 );
 
+/**
+ * Every caller of the runner API except the health, readiness and metrics probes sends this bearer
+ * token (issue 22): a Kubernetes Secret in the chart; embedded, the file of that name in DATA_DIR.
+ */
+export const RUNNER_TOKEN_FILE = 'runner-token';
+
+export function runnerAuthorization(token: string): { authorization: string } {
+  return { authorization: `Bearer ${token}` };
+}
+
 export const RESULT_FORMATS = ['json', 'csv', 'parquet'] as const;
 export const resultFormatSchema = z.enum(RESULT_FORMATS);
 export type ResultFormat = z.infer<typeof resultFormatSchema>;

@@ -5,6 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,7 +61,9 @@ beforeAll(async () => {
   // Some traffic, including a 404 on a path that carries an id-like segment and a key-like token.
   await fetch(`${String(api.url)}/api/v1/auth/usage`);
   await fetch(`${String(api.url)}/no/such/path/12345?token=service_${'x'.repeat(40)}`);
-  await fetch(`${String(runner.url)}/v1/lookups`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"source":"food","keywords":"butter"}' });
+  // Both processes share DATA_DIR, so both use the runner token generated there (the embedded default).
+  const token = readFileSync(join(dataDir, 'runner-token'), 'utf8').trim();
+  await fetch(`${String(runner.url)}/v1/lookups`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{"source":"food","keywords":"butter"}' });
   problems = await scrapeAndCheck([
     { component: 'api', url: String(api.metricsUrl).replace(/\/?$/, '/metrics') },
     { component: 'query-runner', url: String(runner.metricsUrl) },

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { StaticRunnerPool } from './pool.ts';
+import { TEST_RUNNER_TOKEN } from '@uda/query-runner/test-support/harness';
 import { RunnerClient, RunnerCallError, rowsOf } from './client.ts';
 
 let refusedUrl: string;
@@ -49,7 +50,7 @@ afterAll(() => {
 });
 
 function client(urls: string[]): RunnerClient {
-  return new RunnerClient({ pool: new StaticRunnerPool(urls), requestTimeoutMs: 5000, unavailableRetryAfterSeconds: 7 });
+  return new RunnerClient({ pool: new StaticRunnerPool(urls), requestTimeoutMs: 5000, unavailableRetryAfterSeconds: 7, token: TEST_RUNNER_TOKEN });
 }
 
 const META = {

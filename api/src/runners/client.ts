@@ -17,6 +17,7 @@ import {
   queryResultHeadSchema,
   type QueryResultHead,
   RESULT_ENVELOPE_TYPE,
+  runnerAuthorization,
   rowSchema,
   runnerErrorSchema,
   type ResultFormat,
@@ -55,6 +56,8 @@ export interface RunnerClientOptions {
   readonly pool: RunnerPool;
   /** Longer than the runner's own query time limit, so that the runner reports the timeout. */
   readonly requestTimeoutMs: number;
+  /** The runners' bearer token (RUNNER_TOKEN), sent on every call. */
+  readonly token: string;
   /** Retry-After sent with QUERY_BACKEND_UNAVAILABLE. */
   readonly unavailableRetryAfterSeconds?: number;
 }
@@ -94,7 +97,7 @@ export class RunnerClient {
       try {
         response = await fetch(`${runner}${path}`, {
           ...init,
-          headers: { 'Content-Type': 'application/json', Accept: `${RESULT_ENVELOPE_TYPE}, application/json` },
+          headers: { 'Content-Type': 'application/json', Accept: `${RESULT_ENVELOPE_TYPE}, application/json`, ...runnerAuthorization(this.options.token) },
           signal: AbortSignal.timeout(this.options.requestTimeoutMs),
         });
       } catch (error) {

@@ -11,6 +11,7 @@ import knexModule from 'knex';
 import { Redis } from 'ioredis';
 import type { Tier } from '@uda/shared/catalog';
 import type { Logger } from '@uda/shared/logger';
+import { TEST_RUNNER_TOKEN } from '@uda/query-runner/test-support/harness';
 import { type AppOptions, buildApp } from '../../src/app.ts';
 import { type ApiConfig, parseApiConfig } from '../../src/config.ts';
 import { type Db, migrate, openDb } from '../../src/db/index.ts';
@@ -62,6 +63,7 @@ export function testConfig(overrides: Record<string, string> = {}): ApiConfig {
     DATA_DIR: mkdtempSync(join(tmpdir(), 'uda-api-test-')),
     KEY_PEPPER: TEST_PEPPER,
     KEY_ENCRYPTION_KEY: TEST_ENCRYPTION_KEY,
+    QUERY_RUNNER_TOKEN: TEST_RUNNER_TOKEN,
     REDIS_URL: TEST_REDIS_URL,
     REDIS_KEY_PREFIX: uniquePrefix(),
     ...overrides,

@@ -6,6 +6,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TEST_RUNNER_TOKEN } from '@uda/query-runner/test-support/harness';
 import { TEST_REDIS_URL, uniquePrefix } from './harness.ts';
 import { runNode, startNode, stopNode } from './spawn.ts';
 
@@ -28,6 +29,7 @@ export async function startStoredRunner(env: Record<string, string> = {}): Promi
     RUNNER_PORT: '0',
     MANIFEST_POLL_MS: '100',
     LOG_LEVEL: 'silent',
+    RUNNER_TOKEN: TEST_RUNNER_TOKEN,
     ...env,
   };
   const { child, line } = await startNode(join(ROOT, 'query-runner/src/main.ts'), runnerEnv, (l) => l.includes('"event":"listening"'));

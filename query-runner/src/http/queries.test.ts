@@ -10,7 +10,7 @@ import { queryResponseSchema, queryResultHeadSchema, RESULT_ENVELOPE_TYPE, runne
 import { createTestBucket } from '../../../test/support/s3.ts';
 import type { TestBucket } from '../../../test/support/s3.ts';
 import { buildFixtureDb, publishDatabase, tempPath, writeParquet } from '../../test/fixtures.ts';
-import { counterValue, postQuery, redisPrefix, runnerEnv, startInProcess, waitReady } from '../../test/harness.ts';
+import { RUNNER_AUTH, counterValue, postQuery, redisPrefix, runnerEnv, startInProcess, waitReady } from '../../test/harness.ts';
 import { createRedisCoordination } from '../coordination-redis.ts';
 import type { StartedRunner } from '../runner.ts';
 
@@ -92,7 +92,7 @@ describe('POST /v1/queries', () => {
     const envelope = async () => {
       const res = await fetch(`${runner.url}/v1/queries`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: RESULT_ENVELOPE_TYPE },
+        headers: { 'content-type': 'application/json', accept: RESULT_ENVELOPE_TYPE, ...RUNNER_AUTH },
         body: JSON.stringify({ queryId, sql, format: 'json' }),
       });
       expect(res.headers.get('content-type')).toContain(RESULT_ENVELOPE_TYPE);
@@ -121,13 +121,13 @@ describe('POST /v1/queries', () => {
     const parquet = queryResponseSchema.parse((await postQuery(runner.url, { queryId, sql: 'FROM census_states ORDER BY pop', format: 'parquet' })).body);
     expect(parquet.rows).toBeUndefined();
     expect(parquet.result.objects.csv).toBeUndefined();
-    const csv = queryResponseSchema.parse(await (await fetch(`${runner.url}/v1/results/${queryId}/csv`)).json());
+    const csv = queryResponseSchema.parse(await (await fetch(`${runner.url}/v1/results/${queryId}/csv`, { headers: RUNNER_AUTH })).json());
     const object = await bucket.store.get(csv.result.objects.csv!.key);
     let text = '';
     for await (const c of object!.body) text += Buffer.from(c as Uint8Array).toString('utf8');
     expect(text.split('\n')[0]).toBe('name,pop');
     expect(csv.result.objects.csv!.key).toMatch(new RegExp(`^results/${queryId}/\\d+/result\\.csv$`));
-    const json = queryResponseSchema.parse(await (await fetch(`${runner.url}/v1/results/${queryId}/json`)).json());
+    const json = queryResponseSchema.parse(await (await fetch(`${runner.url}/v1/results/${queryId}/json`, { headers: RUNNER_AUTH })).json());
     expect(json.rows?.[0]).toEqual({ name: 'Vermont', pop: 647464 });
   });
 
@@ -193,7 +193,7 @@ describe('errors', () => {
   });
 
   it('answers 404 RESULT_NOT_FOUND for a result that was never stored, and 400 for a bad request', async () => {
-    expect((await fetch(`${runner.url}/v1/results/${randomUUID()}/csv`)).status).toBe(404);
+    expect((await fetch(`${runner.url}/v1/results/${randomUUID()}/csv`, { headers: RUNNER_AUTH })).status).toBe(404);
     expect((await postQuery(runner.url, { sql: 'SELECT 1' })).body.code).toBe('QUERY_INVALID');
   });
 

@@ -17,6 +17,7 @@ import { RunnerError, SANDBOX_REFUSAL_MESSAGE, unavailableError } from '../error
 import type { RunnerMetrics } from '../metrics.ts';
 import type { QueryService, ServedResult } from '../query-service.ts';
 import type { LookupRequest, LookupResponse, QueryResultHead } from '@uda/shared/runner-contract';
+import { requireRunnerToken } from './runner-token.ts';
 
 export interface AppDeps {
   readonly service: QueryService;
@@ -28,6 +29,8 @@ export interface AppDeps {
   readonly serveMetrics: boolean;
   readonly lookup: (request: LookupRequest) => Promise<LookupResponse>;
   readonly sheetSearch: (request: SheetSearchRequest) => Promise<SheetSearchResponse>;
+  /** The bearer token every caller but the probes sends. */
+  readonly token: string;
 }
 
 const resultParams = z.object({ queryId: z.uuid(), format: resultFormatSchema });
@@ -43,6 +46,7 @@ export function createApp(deps: AppDeps): express.Express {
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready' });
   });
   if (deps.serveMetrics) app.get('/metrics', metricsHandler(deps.metrics));
+  app.use(requireRunnerToken({ token: deps.token }));
   app.post('/v1/queries', timed(deps, async (req) => {
     if (!deps.accepting()) throw new RunnerError('QUERY_BACKEND_UNAVAILABLE', 'The query runner is shutting down.', 1);
     const parsed = runQueryRequestSchema.safeParse(req.body);

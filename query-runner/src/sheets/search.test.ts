@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestBucket, type TestBucket } from '../../../test/support/s3.ts';
 import { buildFixtureDb, publishDatabase, tempPath, writeParquet } from '../../test/fixtures.ts';
-import { redisPrefix, runnerEnv, startInProcess } from '../../test/harness.ts';
+import { RUNNER_AUTH, redisPrefix, runnerEnv, startInProcess } from '../../test/harness.ts';
 import type { StartedRunner } from '../runner.ts';
 import { likePattern } from './search.ts';
 
@@ -38,7 +38,7 @@ async function waitForDb(started: StartedRunner): Promise<void> {
 }
 
 async function post(url: string, body: unknown) {
-  const res = await fetch(`${url}/v1/sheets/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${url}/v1/sheets/search`, { method: 'POST', headers: { 'content-type': 'application/json', ...RUNNER_AUTH }, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as { rows?: Record<string, unknown>[]; code?: string; message?: string } };
 }
 
