@@ -1,7 +1,8 @@
 /**
  * Renders charts/uda into plain manifests for `kubectl apply -k`:
  * - k8s/base/: one file per object from `helm template` with the chart's default values, plus a
- *   kustomization.yaml listing them;
+ *   kustomization.yaml listing them. The runner token comes from `uda-secrets` (key `runner-token`)
+ *   like every other credential: a token generated here would be committed and the same for all;
  * - k8s/overlays/dev/: a small overlay (own namespace, one replica, no Prometheus Operator CRDs).
  *
  * Usage: node scripts/k8s/render.ts [OUTPUT_DIR]   (default: k8s/ at the repository root)
@@ -87,8 +88,11 @@ const devOverlay = kustomization([
   '      metadata: { name: unused }',
 ]);
 
+/** Plain manifests read the runner token from the out-of-band Secret instead of a generated one. */
+export const PLAIN_MANIFEST_VALUES = ['--set', 'runnerToken.existingSecret=uda-secrets', '--set', 'runnerToken.key=runner-token'];
+
 export function render(outDir: string, bin = toolsBin()): void {
-  const files = splitManifests(helmTemplate(bin));
+  const files = splitManifests(helmTemplate(bin, PLAIN_MANIFEST_VALUES));
   const base = join(outDir, 'base');
   const dev = join(outDir, 'overlays', 'dev');
   rmSync(base, { recursive: true, force: true });

@@ -80,6 +80,8 @@ const secretEnvNames = [
   'OPENALEX_API_KEY',
   'S3_ACCESS_KEY_ID',
   'S3_SECRET_ACCESS_KEY',
+  'RUNNER_TOKEN',
+  'QUERY_RUNNER_TOKEN',
 ];
 
 describe.each([
@@ -119,8 +121,8 @@ describe.each([
     expect(failures).toEqual([]);
   });
 
-  it('never renders a Secret, and credentials only come from secretKeyRef', () => {
-    expect(objects.filter((object) => object.kind === 'Secret')).toEqual([]);
+  it('renders no Secret but the runner token, and credentials only come from secretKeyRef', () => {
+    expect(objects.filter((object) => object.kind === 'Secret').map((object) => object.metadata.name)).toEqual(['uda-runner-token']);
     for (const { pod } of workloads(objects)) {
       for (const container of pod.containers) {
         for (const env of container.env ?? []) {
@@ -217,6 +219,17 @@ describe.each([
     }
   });
 
+  it('gives the api and the query-runner one random runner token from the Secret the chart creates', () => {
+    const secret = byName(objects, 'Secret', 'uda-runner-token') as K8sObject & { data: Record<string, string> };
+    expect(Buffer.from(secret.data.token!, 'base64').toString('utf8')).toMatch(/^[A-Za-z0-9]{48}$/);
+    const tokenEnv = (workload: string, name: string) => {
+      const pod = workloads(objects).find(({ object }) => object.metadata.name === workload)!.pod;
+      return pod.containers[0]!.env?.find((env) => env.name === name)?.valueFrom?.secretKeyRef;
+    };
+    expect(tokenEnv('uda-api', 'QUERY_RUNNER_TOKEN')).toEqual({ name: 'uda-runner-token', key: 'token' });
+    expect(tokenEnv('uda-query-runner', 'RUNNER_TOKEN')).toEqual({ name: 'uda-runner-token', key: 'token' });
+  });
+
   it('lets only api pods reach the query-runner API port', () => {
     const runnerLabels = workloads(objects).find(({ object }) => object.metadata.name === 'uda-query-runner')!.labels;
     const apiLabels = workloads(objects).find(({ object }) => object.metadata.name === 'uda-api')!.labels;
@@ -278,6 +291,18 @@ describe.each([
     const dashboard = byName(objects, 'ConfigMap', 'uda-dashboard');
     expect(dashboard.metadata.labels?.grafana_dashboard).toBe('1');
     expect(() => JSON.parse((dashboard.data as Record<string, string>)['uda.json']!)).not.toThrow();
+  });
+});
+
+describe('runner token from an existing Secret', () => {
+  it('renders no Secret and gives both workloads the named Secret and key (as the plain manifests do)', () => {
+    const objects = parseObjects(helmTemplate(['--set', 'runnerToken.existingSecret=uda-secrets', '--set', 'runnerToken.key=runner-token']));
+    expect(objects.filter((object) => object.kind === 'Secret')).toEqual([]);
+    const refs = workloads(objects)
+      .flatMap(({ pod }) => pod.containers.flatMap((c) => c.env ?? []))
+      .filter((env) => env.name === 'RUNNER_TOKEN' || env.name === 'QUERY_RUNNER_TOKEN')
+      .map((env) => env.valueFrom?.secretKeyRef);
+    expect(refs).toEqual([{ name: 'uda-secrets', key: 'runner-token' }, { name: 'uda-secrets', key: 'runner-token' }]);
   });
 });
 

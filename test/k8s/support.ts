@@ -17,6 +17,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBu
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import { Secret } from 'kubernetes-models/v1/Secret';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
@@ -70,6 +71,7 @@ type Model = new (data: never) => { validate(): void };
 const models: Record<string, Model> = {};
 for (const model of [
   ConfigMap,
+  Secret,
   CronJob,
   Deployment,
   HorizontalPodAutoscaler,

@@ -51,6 +51,20 @@ helm.sh/chart: {{ printf "%s-%s" .ctx.Chart.Name .ctx.Chart.Version }}
       {{- end }}
 {{- end -}}
 
+{{/* The runner token Secret's name: the existing one, or the one the chart creates. */}}
+{{- define "uda.runnerTokenSecret" -}}
+{{- .Values.runnerToken.existingSecret | default (printf "%s-runner-token" (include "uda.fullname" .)) -}}
+{{- end -}}
+
+{{/* The runner token as one env var: (dict "ctx" $ "name" "RUNNER_TOKEN"). */}}
+{{- define "uda.runnerTokenEnv" -}}
+- name: {{ .name }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "uda.runnerTokenSecret" .ctx }}
+      key: {{ .ctx.Values.runnerToken.key }}
+{{- end -}}
+
 {{- define "uda.s3SecretEnv" -}}
 {{ include "uda.secretEnv" (dict "ctx" .ctx "name" "S3_ACCESS_KEY_ID" "key" "s3AccessKeyId" "optional" true) }}
 {{ include "uda.secretEnv" (dict "ctx" .ctx "name" "S3_SECRET_ACCESS_KEY" "key" "s3SecretAccessKey" "optional" true) }}
