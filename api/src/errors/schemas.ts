@@ -33,7 +33,7 @@ export const lookupError = z
     data: z.strictObject({
       error: z.string(),
       code: z
-        .enum(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_FORBIDDEN', 'UPSTREAM_BAD_RESPONSE', 'SOURCE_UNAVAILABLE', 'INTERNAL_ERROR'])
+        .enum(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_FORBIDDEN', 'UPSTREAM_BAD_RESPONSE', 'SOURCE_UNAVAILABLE', 'QUERY_BACKEND_UNAVAILABLE', 'INTERNAL_ERROR'])
         .optional()
         .describe('Only on upstream and internal failures.'),
     }),
@@ -131,8 +131,9 @@ export function errorBodySchema(code: ErrorCode, style: ErrorStyle): z.ZodType {
     case 'QUERY_TIMEOUT':
     case 'QUERY_RESULT_TOO_LARGE':
     case 'QUERY_BUSY':
-    case 'QUERY_BACKEND_UNAVAILABLE':
       return sqlError;
+    case 'QUERY_BACKEND_UNAVAILABLE':
+      return style === 'lookup' ? lookupError : sqlError;
     case 'AUTH_REQUIRED':
     case 'EXPORT_LIMIT_EXCEEDED':
     case 'SHEET_LIMIT_EXCEEDED':

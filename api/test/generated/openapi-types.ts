@@ -391,7 +391,7 @@ export interface components {
                  * @description Only on upstream and internal failures.
                  * @enum {string}
                  */
-                code?: "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_BAD_RESPONSE" | "SOURCE_UNAVAILABLE" | "INTERNAL_ERROR";
+                code?: "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_BAD_RESPONSE" | "SOURCE_UNAVAILABLE" | "QUERY_BACKEND_UNAVAILABLE" | "INTERNAL_ERROR";
             };
         };
         /** @description 402 on data lookups. Nothing was charged. */
@@ -3054,7 +3054,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3175,7 +3175,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3301,7 +3301,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3427,7 +3427,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;

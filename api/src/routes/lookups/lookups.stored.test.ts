@@ -75,11 +75,12 @@ describe('stored lookups: misses and failures', () => {
     });
   }
 
-  it('500 SOURCE_UNAVAILABLE in the envelope when no runner can be reached', async () => {
+  it('503 QUERY_BACKEND_UNAVAILABLE with Retry-After in the envelope when no runner can be reached, as SQL answers', async () => {
     const api = await start(`http://127.0.0.1:${await freePort()}`);
     const { res, body } = await lookup(api, '/books/war');
-    expect(res.status).toBe(500);
-    expect(body).toEqual({ status: 'error', account_state: 'anonymous', data: { error: expect.stringContaining('No credit was used'), code: 'SOURCE_UNAVAILABLE' } });
+    expect(res.status).toBe(503);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(body).toEqual({ status: 'error', account_state: 'anonymous', data: { error: expect.stringContaining('No credit was used'), code: 'QUERY_BACKEND_UNAVAILABLE' } });
     await api.close();
   });
 

@@ -24,6 +24,7 @@ export function toolFailure(error: unknown, requestedSource: string): CallToolRe
     case ErrorCode.UPSTREAM_UNAVAILABLE:
     case ErrorCode.UPSTREAM_FORBIDDEN:
     case ErrorCode.UPSTREAM_BAD_RESPONSE:
+    case ErrorCode.QUERY_BACKEND_UNAVAILABLE:
       return toolText(`Search failed for ${source}: ${error.message}`, true);
     case ErrorCode.SOURCE_UNAVAILABLE:
       return toolText(`Search failed for ${source}: ${MESSAGES.SOURCE_UNAVAILABLE}`, true);
