@@ -1,15 +1,20 @@
 /**
  * `npm start`: the whole service on one machine, on embedded defaults (DECISIONS §1). Builds the
  * exports from the bundled sample data when there are none, starts the query-runner as a child
- * process, then the API, and prints where everything is. Ctrl-C or SIGTERM stops both gracefully.
+ * process, then the API, and prints where everything is. Both are supervised: a child that crashes
+ * is started again with back-off (the API answers 503 with Retry-After while its runner is away).
+ * Ctrl-C or SIGTERM stops both gracefully. The runner token is generated into the data folder.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { commonEnv, envPort, loadConfigOrExit, parseConfig } from '@uda/shared/config';
 import { MANIFEST_KEY } from '@uda/shared/manifest';
 import { createObjectStore, objectStoreEnv } from '@uda/shared/object-store';
+import { RUNNER_TOKEN_FILE } from '@uda/shared/runner-contract';
+import { readOrCreateSecret } from '@uda/shared/secrets';
+import { type Supervised, supervise } from './supervise.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -23,18 +28,12 @@ const startEnv = z.object({
 });
 
 const config = loadConfigOrExit(() => parseConfig(startEnv, process.env));
-const children: ChildProcess[] = [];
+const children: Supervised[] = [];
 let stopping = false;
 
-function run(name: string, script: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [join(ROOT, script)], { stdio: 'inherit', env: { ...process.env, ...env } });
-  child.once('exit', (code, signal) => {
-    if (stopping) return;
-    console.error(`[start] ${name} exited (${signal ?? code}); stopping everything`);
-    void stop(1);
-  });
-  children.push(child);
-  return child;
+function run(name: string, script: string, env: Record<string, string>): void {
+  const start = () => spawn(process.execPath, [join(ROOT, script)], { stdio: 'inherit', env: { ...process.env, ...env } });
+  children.push(supervise({ name, start, log: (line) => console.error(line) }));
 }
 
 async function exportIfMissing(): Promise<void> {
@@ -68,8 +67,7 @@ async function waitReady(url: string, what: string, timeoutMs = 120_000): Promis
 
 async function stop(code: number): Promise<void> {
   stopping = true;
-  const exits = children.filter((c) => c.exitCode === null).map((c) => new Promise((r) => (c.once('exit', r), c.kill('SIGTERM'))));
-  await Promise.all(exits);
+  await Promise.all(children.map((c) => c.stop()));
   process.exit(code);
 }
 
@@ -80,13 +78,16 @@ try {
   await exportIfMissing();
   await buildDashboardIfMissing();
   const runnerUrl = `http://127.0.0.1:${config.RUNNER_PORT}`;
-  run('query-runner', 'query-runner/src/main.ts', { RUNNER_PORT: String(config.RUNNER_PORT), RUNNER_METRICS_PORT: '' });
+  // The runner refuses callers without its token (issue 22); both processes get the data folder's.
+  const runnerToken = readOrCreateSecret(config.DATA_DIR, RUNNER_TOKEN_FILE);
+  run('query-runner', 'query-runner/src/main.ts', { RUNNER_PORT: String(config.RUNNER_PORT), RUNNER_METRICS_PORT: '', RUNNER_TOKEN: runnerToken });
   await waitReady(`${runnerUrl}/readyz`, 'the query-runner');
   run('api', 'api/src/main.ts', {
     PORT: String(config.PORT),
     METRICS_PORT: String(config.METRICS_PORT),
     ADMIN_PORT: String(config.ADMIN_PORT),
     QUERY_RUNNER_URLS: runnerUrl,
+    QUERY_RUNNER_TOKEN: runnerToken,
   });
   await waitReady(`http://127.0.0.1:${config.METRICS_PORT}/readyz`, 'the API');
   console.error(
