@@ -55,7 +55,7 @@ function kustomization(lines: string[]): string {
 const devOverlay = kustomization([
   '# Local clusters (kind, k3d, minikube): own namespace, one replica of each Deployment, no',
   '# Prometheus Operator objects (their CRDs are rarely installed there). Create the Secret',
-  '# `uda-secrets` in uda-dev first (docs/deploy.md).',
+  '# `uda-secrets` (with its `runner-token` key) in uda-dev first (docs/deploy.md).',
   'namespace: uda-dev',
   'resources:',
   '  - ../../base',
