@@ -127,7 +127,6 @@ export const MESSAGES = {
   SIGNIN_RATE_LIMITED: 'Too many sign-in attempts. Wait a few minutes and try again.',
   EMAIL_TAKEN: 'An account with this email already exists. Sign in instead.',
   REAUTH_REQUIRED: 'Enter your password again to reveal the key.',
-  PAYMENTS_PENDING: 'You have 3 payment requests waiting for an operator. Wait until one is decided before asking again.',
 } as const;
 
 /** Extra facts some codes put in their body. */
