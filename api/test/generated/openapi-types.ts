@@ -142,7 +142,7 @@ export interface paths {
         put?: never;
         /**
          * MCP endpoint (stateless Streamable HTTP, JSON responses)
-         * @description Tools: `search_service {source, query, limit?}` (the lookup and price of `GET /{source}/{keywords}`), `list_sources {}` (free) and `run_sql {sql, datasetIds?}` (needs a key; the billing of `POST /api/v1/query`). Tool failures are `isError: true` results with HTTP 200. Never an authentication error: without a valid key the calls use the anonymous allowance, and a request whose calls would exceed it gets the REST 429 body.
+         * @description Tools: `search_service {source, query, limit?}` (the lookup and price of `GET /{source}/{keywords}`), `list_sources {}` (free) and `run_sql {sql, datasetIds?}` (needs a key; the billing of `POST /api/v1/query`). Tool failures are `isError: true` results with HTTP 200. Never an authentication error: without a valid key the calls use the anonymous allowance. Every call counts: each message of a JSON-RPC batch (at most 10 messages; a larger batch is a JSON-RPC error with HTTP 400) is one request to the burst limit, and each `search_service`/`run_sql` call of an anonymous caller one use of the allowance. A call past a limit gets that limit's error as its own answer (a tool call an `isError` result) while the calls before it run; when no call can run, the answer is the limit's REST 429.
          */
         post: operations["mcp"];
         /** DELETE /mcp is not offered (stateless, POST-only) */
