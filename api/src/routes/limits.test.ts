@@ -75,7 +75,12 @@ function probeOf(route: RouteDeclaration): Probe {
   };
 }
 
-const PROBES = API_ROUTES.map(probeOf);
+// Express answers HEAD with the GET route; a route that documents HEAD is probed with both. A HEAD
+// delivers no row, so only the burst limit counts it (DECISIONS §3, §4).
+const PROBES = API_ROUTES.flatMap((route) => {
+  const probe = probeOf(route);
+  return route.doc?.head ? [probe, { ...probe, method: 'HEAD', limits: [] }] : [probe];
+});
 const name = (p: Probe) => `${p.method} ${p.template}`;
 
 interface Answer {
@@ -133,7 +138,7 @@ function start(limits: object): Promise<TestApi> {
 
 describe('every route in the table answers each of its limits with that limit\'s 429', () => {
   it('has a probe for every declared route', () => {
-    expect(PROBES.length).toBe(API_ROUTES.length);
+    expect(PROBES.length).toBe(API_ROUTES.length + API_ROUTES.filter((r) => r.doc?.head).length);
     expect(PROBES.filter((p) => p.limits.length > 0).map(name)).toEqual(
       expect.arrayContaining(['POST /api/v1/query', 'GET /api/v1/query.csv', 'GET /api/v1/export/{name}', 'POST /api/v1/datasets', 'GET /{source}/{keywords}']),
     );
