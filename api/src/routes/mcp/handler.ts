@@ -49,7 +49,8 @@ function webRequestOf(req: Request): globalThis.Request {
     const value = req.headers[name];
     if (typeof value === 'string') headers.set(name, value);
   }
-  return new Request(`http://${req.headers.host ?? 'localhost'}${req.originalUrl}`, { method: 'POST', headers });
+  // A fixed origin: the SDK does not read it, and a client's Host header must not be able to make the URL invalid.
+  return new Request(new URL(req.originalUrl, 'http://localhost'), { method: 'POST', headers });
 }
 
 /** The SDK's answer, with the refused messages' answers added to the batch's. */
