@@ -77,17 +77,22 @@ describe('concurrent identical and overlapping SQL requests', () => {
     const api = await stack.start({ limits: { burst: { points: 10_000, windowS: 900 } } });
     const { accountId, apiKey } = await api.account({ usd: '100' });
     const unexpected: string[] = [];
+    let served = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const sqls = roundSqls(round);
-      // Uncached: one request runs each query, the others wait for it or are told to retry.
-      unexpected.push(...unexpectedOf(await burst(api, apiKey, sqls)));
-      // Stored: the formats the run did not make are made now, by many requests at once.
-      unexpected.push(...unexpectedOf(await burst(api, apiKey, sqls)));
+      // Uncached: one request runs each query, the others wait for it or are told to retry; then
+      // stored: the formats the run did not make are made now, by many requests at once.
+      for (const phase of [await burst(api, apiKey, sqls), await burst(api, apiKey, sqls)]) {
+        unexpected.push(...unexpectedOf(phase));
+        served += phase.filter((a) => a.res.status < 300).length;
+      }
     }
     expect(unexpected).toEqual([]);
+    // Not all of them were told to retry: results were served and conversions raced.
+    expect(served).toBeGreaterThan(0);
     const charges = (await ledgerOf(stack.ctx, accountId)).filter((row) => row.kind === 'charge');
     expect(charges).toHaveLength(SQLS.length * ROUNDS);
     expect(new Set(charges.map((row) => row.idempotency_key)).size).toBe(SQLS.length * ROUNDS);
     await api.close();
-  });
+  }, 300_000);
 });
