@@ -3,7 +3,8 @@
  * per lookup (hit, miss, stale, error code), `uda_upstream_request_duration_seconds{source}` by one
  * observation per call to a live upstream (the recorded-upstream fakes), `uda_upstream_circuit_open`
  * when a breaker opens, `uda_query_backend_unavailable_total` when no runner answers a stored lookup
- * or a SQL query, and `uda_http_request_duration_seconds` by route template and status class.
+ * or a SQL query, `uda_http_request_duration_seconds` by route template and status class, and
+ * `uda_rate_limit_rejections_total{kind}` by one per 429.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type TestContext, openTestContext } from '../../../test/support/harness.ts';
@@ -150,6 +151,19 @@ describe('uda_http_request_duration_seconds', () => {
     expect(await settledValue(() => value('uda_http_request_duration_seconds_count', labels('2xx')), 1)).toBe(1);
     expect(await settledValue(() => value('uda_http_request_duration_seconds_count', labels('4xx')), 1)).toBe(1);
     expect(await value('uda_http_request_duration_seconds_bucket', { ...labels('2xx'), le: '+Inf' })).toBe(1);
+    await api.close();
+  });
+});
+
+describe('uda_rate_limit_rejections_total', () => {
+  it('counts each 429 by the limit that refused it', async () => {
+    const api = await ctx.start({ config: { ...fakes.config, QUERY_RUNNER_URLS: runner.url, DATA_DIR: runner.dataDir }, limits: { anonymous: { points: 1, windowS: 3600 } } });
+    const value = reader(api.services.metrics.registry);
+    expect((await api.get('/books/war')).status).toBe(200);
+    expect((await api.get('/books/war')).status).toBe(429);
+    expect((await api.get('/books/peace')).status).toBe(429);
+    expect(await value('uda_rate_limit_rejections_total', { kind: 'anonymous' })).toBe(2);
+    expect(await value('uda_rate_limit_rejections_total', { kind: 'burst' })).toBe(0);
     await api.close();
   });
 });
