@@ -6,7 +6,7 @@ import { z } from 'zod';
 
 /**
  * One result row. Checked as a plain object, not with `z.record`: a record rebuilds the object and
- * drops a `__proto__` key, so a column named `__proto__` would vanish from the rows (issue 12).
+ * drops a `__proto__` key, so a column named `__proto__` would vanish from the rows.
  */
 export const rowSchema = z.custom<Record<string, unknown>>(
   (value) => value !== null && typeof value === 'object' && !Array.isArray(value),
