@@ -9,7 +9,7 @@ import { describe, it, expect } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { Metrics } from '../../api/src/metrics.ts';
 import { outcomeRegistry } from '../../exporter/src/metrics.ts';
 import { createMetrics } from '../../query-runner/src/metrics.ts';
