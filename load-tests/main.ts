@@ -1,5 +1,5 @@
 /**
- * `npm run load`: the mixed-load test of issue 16 (see README.md in this folder). Prints the report
+ * `npm run load`: the mixed-load test (see README.md in this folder). Prints the report
  * and exits 1 when an answer was unexpected or the ledger and the X-Credit-Cost headers disagree.
  * Ctrl-C or SIGTERM stops every process it started.
  */

@@ -146,7 +146,7 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   const counters = buildCounters(limiterBackend, limits);
   const guards = buildGuards({ backend: limiterBackend, counters, limits, metrics, billing });
   const runnerPool = await buildRunnerPool(config, logger);
-  const live = buildLive(config, db, limiterBackend, logger, overrides.live);
+  const live = buildLive(config, db, limiterBackend, { logger, metrics }, overrides.live);
   metrics.insuranceActive = () => limiterBackend instanceof RedisLimiterBackend && limiterBackend.client.status !== 'ready';
   const objectCache = await buildObjectCache(config, metrics, logger);
   metrics.objectCacheBytes = () => objectCache.heldBytes;
@@ -200,7 +200,7 @@ function buildObjectCache(config: ApiConfig, metrics: Metrics, logger: Logger): 
   });
 }
 
-function buildLive(config: ApiConfig, db: Db, limiter: LimiterBackend, logger: Logger, extra: Partial<LiveConfig> = {}): LiveDeps {
+function buildLive(config: ApiConfig, db: Db, limiter: LimiterBackend, { logger, metrics }: { logger: Logger; metrics: Metrics }, extra: Partial<LiveConfig> = {}): LiveDeps {
   const onError = (error: unknown) => logger.warn({ err: error }, 'live lookup background failure');
   const etiquette =
     limiter instanceof RedisLimiterBackend
@@ -220,7 +220,8 @@ function buildLive(config: ApiConfig, db: Db, limiter: LimiterBackend, logger: L
     openalexApiKey: config.OPENALEX_API_KEY,
     ...extra,
   };
-  return createLiveDeps({ config: liveConfig, etiquette, copies: new KnexStaleCopyStore(db), onBackgroundError: onError });
+  const observeUpstream = (source: string, seconds: number) => metrics.upstreamDuration.observe({ source }, seconds);
+  return createLiveDeps({ config: liveConfig, etiquette, copies: new KnexStaleCopyStore(db), onBackgroundError: onError, observeUpstream });
 }
 
 function buildCounters(backend: LimiterBackend, limits: Limits): Counters {

@@ -5,8 +5,19 @@
 import { z } from 'zod';
 
 /**
+ * The defaults of the runner's query limits (`query-runner/src/config.ts` reads them), here so the
+ * API's error catalog can document the same numbers without reaching into the runner's workspace.
+ */
+export const RUNNER_LIMIT_DEFAULTS = {
+  queryTimeoutMs: 30_000,
+  maxRows: 1_000,
+  maxResultBytes: 64 * 1024 * 1024,
+  resultTtlSeconds: 300,
+} as const;
+
+/**
  * One result row. Checked as a plain object, not with `z.record`: a record rebuilds the object and
- * drops a `__proto__` key, so a column named `__proto__` would vanish from the rows (issue 12).
+ * drops a `__proto__` key, so a column named `__proto__` would vanish from the rows.
  */
 export const rowSchema = z.custom<Record<string, unknown>>(
   (value) => value !== null && typeof value === 'object' && !Array.isArray(value),

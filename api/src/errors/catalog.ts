@@ -1,8 +1,16 @@
 /**
  * What each error code means to a client: when it happens and what to do. `docs/errors.md` is
  * generated from this table and `codes.ts` (`npm run docs:errors`); a test fails when it drifts.
- * Typed by `ErrorCode`, so a new code does not compile until it is described here.
+ * Typed by `ErrorCode`, so a new code does not compile until it is described here. The numbers
+ * are the defaults of the settings that set them (`limits.ts`, the API's and the runner's config),
+ * so the catalog cannot promise a limit the service no longer has.
  */
+import { DEFAULT_KEEP_VERSIONS } from '@uda/shared/manifest';
+import { RUNNER_LIMIT_DEFAULTS } from '@uda/shared/runner-contract';
+import { MAX_SQL_LENGTH } from '@uda/shared/sql';
+import { apiEnv } from '../config.ts';
+import { DEFAULT_LIMITS } from '../limits.ts';
+import { MAX_HEADER_BYTES } from '../server.ts';
 import type { ErrorCode } from './codes.ts';
 
 export interface ErrorEntry {
@@ -19,18 +27,34 @@ const FLAT = 'flat `{status, message}`';
 const SQL = 'flat with `code`: `{status, message, code}`';
 const SESSION = 'flat with `code` (internal dashboard routes only)';
 
+const count = (n: number) => n.toLocaleString('en-US');
+const MINUTE_S = 60;
+const HOUR_S = 60 * MINUTE_S;
+/** Whole hours, minutes or seconds, whichever reads best: `24 hours`, `15 minutes`, `30 seconds`. */
+function duration(seconds: number): string {
+  const [n, unit] = seconds % HOUR_S === 0 ? [seconds / HOUR_S, 'hour'] : seconds % MINUTE_S === 0 ? [seconds / MINUTE_S, 'minute'] : [seconds, 'second'];
+  return `${count(n as number)} ${unit as string}${n === 1 ? '' : 's'}`;
+}
+const megabytes = (bytes: number) => `${count(bytes / (1024 * 1024))} MB`;
+
+const { burst, anonymous, exportDaily, sheetDaily } = DEFAULT_LIMITS;
+const queryTimeout = duration(RUNNER_LIMIT_DEFAULTS.queryTimeoutMs / 1000);
+const rereadWindow = duration(RUNNER_LIMIT_DEFAULTS.resultTtlSeconds);
+const uploadMb = apiEnv.shape.SHEETS_MAX_UPLOAD_MB.parse(undefined);
+
 export const ERROR_CATALOG: Readonly<Record<ErrorCode, ErrorEntry>> = {
   NOT_FOUND_PATH: { when: 'No route has this path and method.', action: 'Check the path against /docs; lookups are `/{source}/{keywords}` with exactly two segments.', shape: '`{error: "Not Found", message}`' },
   METHOD_NOT_ALLOWED: { when: '`GET` or `DELETE` on `/mcp`: the MCP server is stateless and POST-only.', action: 'Use `POST /mcp` (Streamable HTTP, JSON responses).', shape: 'JSON-RPC error `{jsonrpc, error: {code: -32000, message}, id: null}`' },
   AUTH_REQUIRED: { when: 'An export or SQL route without a valid key (missing, unknown or revoked).', action: 'Send `Authorization: Bearer <API_KEY>` (or `?token=` where the route accepts it).', shape: FLAT },
   SHEET_AUTH_REQUIRED: { when: 'A connected-sheet route without a valid key.', action: 'Send `Authorization: Bearer <API_KEY>` or `?token=`.', shape: '`{error: "Unauthorized", message: "No token provided"}`' },
   INSUFFICIENT_CREDIT: { when: 'The balance is zero, or cannot cover the rows or file asked for.', action: 'Top up or upgrade, or ask for fewer rows (`limit`, `LIMIT`); `credits` in the body says what it would cost.', shape: 'flat with `error: "insufficient_credit"` and `credits`; on lookups also `account_state` and `data.code`' },
-  RATE_LIMITED: { when: 'More than 100 requests in 15 minutes from one IP (the burst limit, before authentication).', action: 'Wait `Retry-After` seconds.', shape: '`{status, error, message, data: {error, code}}`, or text/plain when preferred' },
-  REQUEST_LIMIT_EXCEEDED: { when: 'The anonymous allowance (50 successful lookups per 24 hours per IP) is spent.', action: 'Send an API key, or wait until `X-RateLimit-Reset`.', shape: '`{status, error, account_state, message, limit, remaining, hint}`' },
-  EXPORT_LIMIT_EXCEEDED: { when: 'The account made 1,000 export downloads and SQL queries this UTC day.', action: 'Wait `Retry-After` seconds (until UTC midnight); cached re-reads within 5 minutes do not count.', shape: FLAT },
-  SHEET_LIMIT_EXCEEDED: { when: 'The account made 1,000 connected-sheet requests this UTC day.', action: 'Wait `Retry-After` seconds (until UTC midnight).', shape: FLAT },
+  RATE_LIMITED: { when: `More than ${count(burst.points)} requests in ${duration(burst.windowS)} from one IP (the burst limit, before authentication).`, action: 'Wait `Retry-After` seconds.', shape: '`{status, error, message, data: {error, code}}`, or text/plain when preferred' },
+  REQUEST_LIMIT_EXCEEDED: { when: `The anonymous allowance (${count(anonymous.points)} successful lookups per ${duration(anonymous.windowS)} per IP) is spent.`, action: 'Send an API key, or wait until `X-RateLimit-Reset`.', shape: '`{status, error, account_state, message, limit, remaining, hint}`' },
+  EXPORT_LIMIT_EXCEEDED: { when: `The account made ${count(exportDaily)} export downloads and SQL queries this UTC day.`,
+    action: `Wait \`Retry-After\` seconds (until UTC midnight); cached re-reads within ${rereadWindow} do not count.`, shape: FLAT },
+  SHEET_LIMIT_EXCEEDED: { when: `The account made ${count(sheetDaily)} connected-sheet requests this UTC day.`, action: 'Wait `Retry-After` seconds (until UTC midnight).', shape: FLAT },
   INVALID_INPUT: { when: 'A parameter, path segment or body is malformed: an unsupported source, bad keywords or `limit`, an unknown export format or table, a bad upload.', action: 'Fix the request as the message says; retrying unchanged gives the same answer.', shape: `lookup envelope \`{status, account_state, data: {error}}\` on lookups, ${FLAT} elsewhere` },
-  REQUEST_TOO_LARGE: { when: 'The request line and headers pass 9 × 10,000 + 32 KiB bytes (the room every SQL text within 10,000 characters needs in `?sql=`).', action: 'Send long SQL in the body of `POST /api/v1/query`.', shape: FLAT },
+  REQUEST_TOO_LARGE: { when: `The request line and headers pass ${count(MAX_HEADER_BYTES)} bytes (the room every SQL text within ${count(MAX_SQL_LENGTH)} characters needs in \`?sql=\`).`, action: 'Send long SQL in the body of `POST /api/v1/query`.', shape: FLAT },
   SESSION_REQUIRED: { when: 'A dashboard session route (internal, not part of the public API) without a signed-in session.', action: 'Sign in to the dashboard.', shape: SESSION },
   CSRF_REJECTED: { when: 'A state-changing dashboard session route without the session\'s CSRF token.', action: 'Reload the dashboard page and retry.', shape: SESSION },
   SIGNIN_FAILED: { when: 'Dashboard sign-in with a wrong email or password.', action: 'Check the email and password.', shape: SESSION },
@@ -46,15 +70,15 @@ export const ERROR_CATALOG: Readonly<Record<ErrorCode, ErrorEntry>> = {
   UPSTREAM_BAD_RESPONSE: { when: 'A live source answered with something the service could not parse.', action: 'Retry later.', shape: LOOKUP },
   SOURCE_UNAVAILABLE: { when: 'A stored source exists but could not be loaded (the query-runner is unreachable).', action: 'Retry later.', shape: LOOKUP },
   LOOKUP_NOT_FOUND: { when: 'A lookup found nothing: `No results found for "{keywords}" in {source}`.', action: 'Try other keywords or another source.', shape: 'lookup envelope `{status, account_state, data: {error}}`' },
-  QUERY_INVALID: { when: 'The SQL is missing, over 10,000 characters, not one SELECT, uses a disallowed operation, or fails in the engine.', action: 'Fix the query as the message says.', shape: SQL },
-  QUERY_TIMEOUT: { when: 'The query (or a sheet search) ran longer than 30 seconds.', action: 'Make the query cheaper: filter earlier, select fewer columns.', shape: SQL },
-  QUERY_RESULT_TOO_LARGE: { when: 'The result is over 64 MB in the requested format.', action: 'Select fewer rows or columns.', shape: SQL },
+  QUERY_INVALID: { when: `The SQL is missing, over ${count(MAX_SQL_LENGTH)} characters, not one SELECT, uses a disallowed operation, or fails in the engine.`, action: 'Fix the query as the message says.', shape: SQL },
+  QUERY_TIMEOUT: { when: `The query (or a sheet search) ran longer than ${queryTimeout}.`, action: 'Make the query cheaper: filter earlier, select fewer columns.', shape: SQL },
+  QUERY_RESULT_TOO_LARGE: { when: `The result is over ${megabytes(RUNNER_LIMIT_DEFAULTS.maxResultBytes)} in the requested format.`, action: 'Select fewer rows or columns.', shape: SQL },
   QUERY_BUSY: { when: 'The same query from an earlier request is still running, or every runner slot is taken.', action: 'Retry after `Retry-After` seconds; the finished result is then a free re-read.', shape: SQL },
   QUERY_BACKEND_UNAVAILABLE: { when: 'No query-runner or the object store could be reached.', action: 'Retry after `Retry-After` seconds.', shape: SQL },
   DATASET_NOT_FOUND: { when: 'The connected sheet does not exist or belongs to another account.', action: 'Check the id or slug (`GET /api/v1/datasets` lists yours).', shape: FLAT },
   DATASET_FORBIDDEN: { when: '`datasetIds`/`datasets` names a sheet that is not yours or not ready yet.', action: 'Use your own sheets; wait until the sheet\'s status is `ready`.', shape: FLAT },
   DATASET_CONFLICT: { when: 'The slug is already used by another of your sheets, or the sheet changed during the upload.', action: 'Choose another slug, or retry the upload.', shape: FLAT },
-  UPLOAD_TOO_LARGE: { when: 'The upload is larger than the configured maximum (50 MB by default).', action: 'Upload a smaller file (Parquet is the most compact).', shape: FLAT },
-  EXPORT_NOT_FOUND: { when: 'No export has been built yet, the version is not kept (the last 3 are), or the file vanished mid-request.', action: 'Drop `?version=` or pick a kept one; retry for a vanished file.', shape: FLAT },
+  UPLOAD_TOO_LARGE: { when: `The upload is larger than the configured maximum (${uploadMb} MB by default).`, action: 'Upload a smaller file (Parquet is the most compact).', shape: FLAT },
+  EXPORT_NOT_FOUND: { when: `No export has been built yet, the version is not kept (the last ${DEFAULT_KEEP_VERSIONS} are), or the file vanished mid-request.`, action: 'Drop `?version=` or pick a kept one; retry for a vanished file.', shape: FLAT },
   EXPORT_UNAVAILABLE: { when: 'The export store could not be read.', action: 'Retry after `Retry-After` seconds.', shape: FLAT },
 };

@@ -1,5 +1,5 @@
 /**
- * The hard deadline and the memory cap (issue 12). User SQL runs in a small pool of worker
+ * The hard deadline and the memory cap. User SQL runs in a small pool of worker
  * processes; DuckDB's `interrupt()` ends most queries at the deadline inside the worker, and what
  * it cannot interrupt (one huge scalar call: `repeat('x', 4e9)`, a quadratic `levenshtein`) the
  * runner ends by killing the worker: at the deadline plus a short grace, or as soon as the
