@@ -1,29 +1,65 @@
 /**
  * Bounds concurrent executions per runner: `maxRunning` at once, `maxQueued` waiting, and a full
  * queue refuses at once (QUERY_BACKEND_UNAVAILABLE: the service is short of capacity, not this query
- * still running elsewhere) instead of growing without bound (STYLE §9).
+ * still running elsewhere) instead of growing without bound (STYLE §9). A wait is bounded too: past
+ * `waitUntil`, or once the caller's signal aborts (it stopped waiting), the waiter leaves the queue.
  */
 import { unavailableError } from './errors.ts';
 
 const queueFullError = () => unavailableError('Every query slot of the query service is taken; retry shortly.', 1);
+const waitedTooLongError = () => unavailableError('The query waited too long for a slot of the query service; retry shortly.', 1);
+const goneError = () => unavailableError('The caller stopped waiting for the query.', 1);
+
+export interface WaitBounds {
+  /** Epoch ms after which a query still waiting is refused (QUERY_BACKEND_UNAVAILABLE, Retry-After). */
+  readonly waitUntil?: number;
+  /** Aborted when the caller stopped waiting: the waiter leaves the queue. */
+  readonly signal?: AbortSignal;
+}
 
 export interface Limiter {
   readonly running: number;
   readonly queued: number;
-  run<T>(work: () => Promise<T>): Promise<T>;
+  run<T>(work: () => Promise<T>, bounds?: WaitBounds): Promise<T>;
+}
+
+interface Waiter {
+  resolve(): void;
+  reject(error: unknown): void;
 }
 
 export function createLimiter(maxRunning: number, maxQueued: number, onChange: () => void = () => {}): Limiter {
   let running = 0;
-  const waiting: (() => void)[] = [];
+  const waiting: Waiter[] = [];
 
-  const acquire = async () => {
+  const leave = (waiter: Waiter, error: unknown) => {
+    const index = waiting.indexOf(waiter);
+    if (index < 0) return;
+    waiting.splice(index, 1);
+    onChange();
+    waiter.reject(error);
+  };
+
+  const acquire = async (bounds: WaitBounds) => {
+    if (bounds.signal?.aborted) throw goneError();
     if (running < maxRunning) {
       running += 1;
       return;
     }
     if (waiting.length >= maxQueued) throw queueFullError();
-    const turn = new Promise<void>((resolve) => waiting.push(resolve));
+    const turn = new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject };
+      waiting.push(waiter);
+      const timer = bounds.waitUntil === undefined ? undefined : setTimeout(() => leave(waiter, waitedTooLongError()), Math.max(0, bounds.waitUntil - Date.now()));
+      const onAbort = () => leave(waiter, goneError());
+      bounds.signal?.addEventListener('abort', onAbort, { once: true });
+      const done = () => {
+        clearTimeout(timer);
+        bounds.signal?.removeEventListener('abort', onAbort);
+      };
+      waiter.resolve = () => (done(), resolve());
+      waiter.reject = (error) => (done(), reject(error));
+    });
     onChange();
     await turn;
     // The slot was handed over by `release`, which did not decrement `running`.
@@ -31,7 +67,7 @@ export function createLimiter(maxRunning: number, maxQueued: number, onChange: (
 
   const release = () => {
     const next = waiting.shift();
-    if (next) next();
+    if (next) next.resolve();
     else running -= 1;
   };
 
@@ -42,8 +78,8 @@ export function createLimiter(maxRunning: number, maxQueued: number, onChange: (
     get queued() {
       return waiting.length;
     },
-    async run(work) {
-      await acquire();
+    async run(work, bounds = {}) {
+      await acquire(bounds);
       onChange();
       try {
         return await work();

@@ -30,17 +30,23 @@ export interface RunDeps {
   readonly shutdown: AbortSignal;
 }
 
+/** Where a run stops waiting: the caller's signal (shutdown included) and the queue's bound. */
+export interface RunBounds {
+  readonly signal: AbortSignal;
+  readonly waitUntil: number;
+}
+
 export interface RunOutcome {
   readonly meta: ResultMeta;
   /** Format `json` only: the rows' JSON array text, made once for the store and the answer. */
   readonly rowsJson?: Buffer;
 }
 
-export async function runAndStore(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest, tables: string[]): Promise<RunOutcome> {
+export async function runAndStore(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest, tables: string[], bounds: RunBounds): Promise<RunOutcome> {
   const createdAt = Date.now();
   const parquetPath = join(deps.scratchDir, `${request.queryId}-${createdAt}.parquet`);
   try {
-    const execution = await executeInWorker(deps, lease, request, parquetPath);
+    const execution = await executeInWorker(deps, lease, request, parquetPath, bounds);
     const json = request.format === 'json' ? rowsJson(execution.rows) : undefined;
     const meta = await store(deps, request, execution, createdAt, parquetPath, json);
     return {
@@ -58,13 +64,13 @@ export async function runAndStore(deps: RunDeps, lease: DatabaseLease, request: 
 }
 
 /** The query runs in a worker process (`workers/pool.ts`), which also writes the Parquet file. */
-async function executeInWorker(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest, parquetPath: string): Promise<WorkerOutcome> {
+async function executeInWorker(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest, parquetPath: string, bounds: RunBounds): Promise<WorkerOutcome> {
   const task = { sql: request.sql, dbPath: lease.database.path, limits: deps.limits, parquetPath };
-  if (request.datasets.length === 0) return deps.pool.run({ ...task, sheets: [] }, deps.shutdown, request.tenant);
+  if (request.datasets.length === 0) return deps.pool.run({ ...task, sheets: [] }, bounds.signal, request.tenant, bounds.waitUntil);
   const folder = join(deps.scratchDir, `sheets-${request.queryId}-${Date.now()}`);
   try {
     const sheets = await downloadSheets(deps.store, request.datasets, folder);
-    return await deps.pool.run({ ...task, sheets }, deps.shutdown, request.tenant);
+    return await deps.pool.run({ ...task, sheets }, bounds.signal, request.tenant, bounds.waitUntil);
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
