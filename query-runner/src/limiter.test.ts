@@ -37,4 +37,21 @@ describe('limiter', () => {
     await expect(limiter.run(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await limiter.run(async () => 'next')).toBe('next');
   });
+
+  it('a waiter leaves the queue past its bound, or when its caller stops waiting', async () => {
+    const limiter = createLimiter(1, 10);
+    const first = gate();
+    const running = limiter.run(() => first.opened);
+    const late = await limiter.run(async () => 'never', { waitUntil: Date.now() + 50 }).catch((e: unknown) => e);
+    expect(late).toMatchObject({ code: 'QUERY_BACKEND_UNAVAILABLE', retryAfterSeconds: 1 });
+    const caller = new AbortController();
+    const gone = limiter.run(async () => 'never', { signal: caller.signal }).catch((e: unknown) => e);
+    expect(limiter.queued).toBe(1);
+    caller.abort();
+    expect(await gone).toMatchObject({ code: 'QUERY_BACKEND_UNAVAILABLE' });
+    expect(limiter.queued).toBe(0);
+    first.open();
+    await running;
+    expect([limiter.running, limiter.queued]).toEqual([0, 0]);
+  });
 });
