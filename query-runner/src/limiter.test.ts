@@ -54,4 +54,22 @@ describe('limiter', () => {
     await running;
     expect([limiter.running, limiter.queued]).toEqual([0, 0]);
   });
+
+  it('a freed slot goes to the tenant served longest ago, not to the oldest waiter', async () => {
+    const limiter = createLimiter(1, 10);
+    const first = gate();
+    const order: string[] = [];
+    const job = (name: string) => async () => void order.push(name);
+    const running = limiter.run(() => first.opened, { tenant: 'a' });
+    const queued = [
+      limiter.run(job('a2'), { tenant: 'a' }),
+      limiter.run(job('a3'), { tenant: 'a' }),
+      limiter.run(job('b1'), { tenant: 'b' }),
+      limiter.run(job('a4'), { tenant: 'a' }),
+      limiter.run(job('c1'), { tenant: 'c' }),
+    ];
+    first.open();
+    await Promise.all([running, ...queued]);
+    expect(order).toEqual(['b1', 'c1', 'a2', 'a3', 'a4']);
+  });
 });

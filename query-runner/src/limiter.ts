@@ -3,8 +3,10 @@
  * queue refuses at once (QUERY_BACKEND_UNAVAILABLE: the service is short of capacity, not this query
  * still running elsewhere) instead of growing without bound (STYLE §9). A wait is bounded too: past
  * `waitUntil`, or once the caller's signal aborts (it stopped waiting), the waiter leaves the queue.
+ * A freed slot goes to the fair turn among the waiters (`fair-turns.ts`), by their `tenant`.
  */
 import { unavailableError } from './errors.ts';
+import { createFairTurns } from './fair-turns.ts';
 
 const queueFullError = () => unavailableError('Every query slot of the query service is taken; retry shortly.', 1);
 const waitedTooLongError = () => unavailableError('The query waited too long for a slot of the query service; retry shortly.', 1);
@@ -15,6 +17,8 @@ export interface WaitBounds {
   readonly waitUntil?: number;
   /** Aborted when the caller stopped waiting: the waiter leaves the queue. */
   readonly signal?: AbortSignal;
+  /** The caller's opaque key, for the fair turn. */
+  readonly tenant?: string;
 }
 
 export interface Limiter {
@@ -24,6 +28,7 @@ export interface Limiter {
 }
 
 interface Waiter {
+  readonly tenant: string | undefined;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -31,6 +36,7 @@ interface Waiter {
 export function createLimiter(maxRunning: number, maxQueued: number, onChange: () => void = () => {}): Limiter {
   let running = 0;
   const waiting: Waiter[] = [];
+  const turns = createFairTurns();
 
   const leave = (waiter: Waiter, error: unknown) => {
     const index = waiting.indexOf(waiter);
@@ -44,11 +50,12 @@ export function createLimiter(maxRunning: number, maxQueued: number, onChange: (
     if (bounds.signal?.aborted) throw goneError();
     if (running < maxRunning) {
       running += 1;
+      turns.take(bounds.tenant);
       return;
     }
     if (waiting.length >= maxQueued) throw queueFullError();
     const turn = new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { resolve, reject };
+      const waiter: Waiter = { tenant: bounds.tenant, resolve, reject };
       waiting.push(waiter);
       const timer = bounds.waitUntil === undefined ? undefined : setTimeout(() => leave(waiter, waitedTooLongError()), Math.max(0, bounds.waitUntil - Date.now()));
       const onAbort = () => leave(waiter, goneError());
@@ -65,10 +72,16 @@ export function createLimiter(maxRunning: number, maxQueued: number, onChange: (
     // The slot was handed over by `release`, which did not decrement `running`.
   };
 
-  const release = () => {
-    const next = waiting.shift();
-    if (next) next.resolve();
-    else running -= 1;
+  const release = (tenant: string | undefined) => {
+    turns.give(tenant);
+    const index = turns.next(waiting);
+    if (index < 0) {
+      running -= 1;
+      return;
+    }
+    const [next] = waiting.splice(index, 1);
+    turns.take(next!.tenant);
+    next!.resolve();
   };
 
   return {
@@ -84,7 +97,7 @@ export function createLimiter(maxRunning: number, maxQueued: number, onChange: (
       try {
         return await work();
       } finally {
-        release();
+        release(bounds.tenant);
         onChange();
       }
     },

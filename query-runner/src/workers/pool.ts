@@ -7,8 +7,8 @@
  * costs only its own query: other queries run in other workers, and the runner process itself
  * never executes user SQL. One tenant (caller) runs on at most half the workers, so even many
  * runaways from one caller leave workers for everyone else; its other queries wait their turn.
- * The turn is fair: a freed worker goes to the waiting query whose tenant holds the fewest workers
- * (the oldest among equals), a wait ends at its `waitUntil` (503, retry), and a query whose caller
+ * The turn is fair (`fair-turns.ts`): a freed worker goes to the waiting query whose tenant holds
+ * the fewest workers, then the one served longest ago, then the oldest; a wait ends at its `waitUntil` (503, retry), and a query whose caller
  * stopped waiting (`signal`) leaves the queue, or has its worker killed when it already runs.
  */
 import { fork } from 'node:child_process';
@@ -18,6 +18,7 @@ import type { Logger } from '@uda/shared/logger';
 import { RunnerError, timeoutError, unavailableError } from '../errors.ts';
 import type { SandboxLimits } from '../sandbox.ts';
 import type { TaskMessage, WorkerMessage, WorkerOutcome } from './protocol.ts';
+import { createFairTurns } from '../fair-turns.ts';
 
 export interface PoolOptions {
   /** Workers at most; more queries wait for one to be free. */
@@ -85,16 +86,9 @@ export function createQueryPool(options: PoolOptions): QueryPool {
   const workers = new Set<Worker>();
   const waiting: Waiter[] = [];
   /** Workers each tenant holds now; a tenant at `perTenant` waits even when a worker is idle. */
-  const running = new Map<string, number>();
+  const turns = createFairTurns();
   const perTenant = Math.max(1, Math.floor(options.size / 2));
-  const heldBy = (tenant: string | undefined) => (tenant === undefined ? 0 : (running.get(tenant) ?? 0));
-  const underCap = (tenant: string | undefined) => tenant === undefined || heldBy(tenant) < perTenant;
-  const hold = (tenant: string | undefined, delta: number) => {
-    if (tenant === undefined) return;
-    const count = (running.get(tenant) ?? 0) + delta;
-    if (count > 0) running.set(tenant, count);
-    else running.delete(tenant);
-  };
+  const underCap = (tenant: string | undefined) => tenant === undefined || turns.heldBy(tenant) < perTenant;
   let nextId = 1;
   let closed = false;
 
@@ -119,12 +113,11 @@ export function createQueryPool(options: PoolOptions): QueryPool {
   const acquire = async (tenant: string | undefined, signal: AbortSignal | undefined, waitUntil: number | undefined): Promise<Worker> => {
     const idle = underCap(tenant) ? ([...workers].find((w) => !w.busy && isAlive(w)) ?? (workers.size < options.size ? spawn() : undefined)) : undefined;
     // Counted before any await, so two queries of one tenant cannot both pass the cap.
-    hold(tenant, 1);
     if (idle) {
+      turns.take(tenant);
       idle.busy = true;
       return idle;
     }
-    hold(tenant, -1);
     return new Promise<Worker>((resolve, reject) => {
       const waiter: Waiter = { tenant, resolve, reject };
       const leave = (error: unknown) => {
@@ -146,21 +139,11 @@ export function createQueryPool(options: PoolOptions): QueryPool {
     });
   };
 
-  /** The fair turn: the waiting query whose tenant holds the fewest workers, the oldest among equals. */
-  const nextTurn = (): number => {
-    let best = -1;
-    for (let i = 0; i < waiting.length; i++) {
-      const tenant = waiting[i]!.tenant;
-      if (!underCap(tenant)) continue;
-      if (best < 0 || heldBy(tenant) < heldBy(waiting[best]!.tenant)) best = i;
-    }
-    return best;
-  };
 
   /** Hands the worker (or a fresh one for a lost worker) straight to the next waiting query that may run. */
   const release = (worker: Worker, alive: boolean, tenant: string | undefined) => {
-    hold(tenant, -1);
-    const index = closed ? -1 : nextTurn();
+    turns.give(tenant);
+    const index = closed ? -1 : turns.next(waiting, underCap);
     if (index < 0) {
       worker.busy = false;
       return;
@@ -168,7 +151,7 @@ export function createQueryPool(options: PoolOptions): QueryPool {
     const [next] = waiting.splice(index, 1);
     const handed = alive && workers.has(worker) ? worker : spawn();
     handed.busy = true;
-    hold(next!.tenant, 1);
+    turns.take(next!.tenant);
     next!.resolve(handed);
   };
 

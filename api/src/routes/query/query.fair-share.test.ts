@@ -25,6 +25,15 @@ afterAll(() => stack.close());
 const post = (api: TestApi, key: string, sql: string, signal?: AbortSignal) =>
   api.get('/api/v1/query', { method: 'POST', key, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql }), ...(signal ? { signal } : {}) });
 
+/** MCP `search_service` as a client sends it: one JSON-RPC call over Streamable HTTP, JSON answer. */
+const searchTool = (api: TestApi, key: string) =>
+  api.get('/mcp', {
+    method: 'POST',
+    key,
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_service', arguments: { source: 'books', query: 'war', limit: 3 } } }),
+  });
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const gauge = (name: string) => counterValue(stack.runners[0]!.metricsUrl, name);
@@ -57,14 +66,18 @@ describe('fair shares of runner capacity', () => {
     const other = await api.account();
     const attack = Array.from({ length: 8 }, (_, i) => answer(post(api, attacker.apiKey, `${SLOW_SQL} -- ${i}`)));
     await untilRunning(2);
-    const [anonymousLookup, accountLookup, cheapSql] = await Promise.all([
+    const [anonymousLookup, accountLookup, cheapSql, mcpSearch] = await Promise.all([
       answer(api.get('/books/war')),
       answer(api.get('/books/war', { key: other.apiKey })),
       answer(post(api, other.apiKey, 'SELECT count(*) AS n FROM gutenberg')),
+      answer(searchTool(api, other.apiKey)),
     ]);
     expect(anonymousLookup.status).toBe(200);
     expect(accountLookup.status).toBe(200);
     expect(cheapSql.status).toBe(200);
+    expect(mcpSearch.status).toBe(200);
+    expect(mcpSearch.body).toMatchObject({ result: { content: [expect.objectContaining({ type: 'text' })] } });
+    expect((mcpSearch.body.result as { isError?: boolean }).isError).not.toBe(true);
     // The attacker holds at most its tier's running queries; the rest are refused promptly, in the flat shape.
     const refused = (await Promise.all(attack)).filter((a) => a.body.code === 'QUERY_BUSY');
     expect(refused.length).toBeGreaterThanOrEqual(8 - DEFAULT_LIMITS.fairShare.concurrent.free);
