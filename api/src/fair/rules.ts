@@ -43,7 +43,7 @@ export function budgetSpent(spentMs: number, tier: Tier, limits: FairShareLimits
 }
 
 export function budgetMessage(tier: Tier, limits: FairShareLimits, window: BudgetWindow): string {
-  const resets = new Date(window.resetsAtMs).toISOString().slice(11, 16);
+  const resets = new Date(window.resetsAtMs).toISOString().slice(0, 16).replace('T', ' ');
   return (
     `Runner time budget spent: queries that timed out or hit the memory cap used this account's ${limits.budgetSeconds[tier]} ` +
     `runner-seconds for this hour (${tier} tier). New queries are refused until ${resets} UTC; make slow queries cheaper.`

@@ -14,7 +14,8 @@ import { ledgerOf, openStack, type Stack } from '../../../test/support/sql-stack
 
 /** Quadratic in one scalar call: DuckDB cannot interrupt it; only killing its worker ends it. */
 const SLOW_SQL = "SELECT levenshtein(repeat('ab', 200000), repeat('ba', 200000)) AS d";
-const API_DEADLINE = { QUERY_RUNNER_TIMEOUT_MS: '4000' };
+// Long enough for a cheap query on a loaded machine (a fresh worker may have to start), far below the runner's own minute.
+const API_DEADLINE = { QUERY_RUNNER_TIMEOUT_MS: '8000' };
 
 let stack: Stack;
 beforeAll(async () => {
@@ -115,7 +116,8 @@ describe('fair shares of runner capacity', () => {
   });
 
   it('runner time of failed runs counts against the hourly budget: once spent, a 429 that says why and when', async () => {
-    const fairShare = { ...DEFAULT_LIMITS.fairShare, budgetSeconds: { free: 2, developer: 600, pro: 1800 } };
+    // A long window, so the test never straddles two of them.
+    const fairShare = { ...DEFAULT_LIMITS.fairShare, budgetSeconds: { free: 2, developer: 600, pro: 1800 }, budgetWindowS: 1_000_000 };
     const api = await stack.start({ config: API_DEADLINE, limits: { fairShare } });
     const spender = await api.account();
     const other = await api.account();
@@ -123,9 +125,9 @@ describe('fair shares of runner capacity', () => {
     expect(failed.status).toBe(503);
     const refused = await answer(post(api, spender.apiKey, 'SELECT 1 AS one'));
     expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({ status: 'error', code: 'RUNNER_BUDGET_EXCEEDED', message: expect.stringMatching(/timed out .* 2 runner-seconds .* until \d\d:\d\d UTC/) });
+    expect(refused.body).toEqual({ status: 'error', code: 'RUNNER_BUDGET_EXCEEDED', message: expect.stringMatching(/timed out .* 2 runner-seconds .* until \d{4}-\d\d-\d\d \d\d:\d\d UTC/) });
     expect(Number(refused.retryAfter)).toBeGreaterThan(0);
-    expect(Number(refused.retryAfter)).toBeLessThanOrEqual(3600);
+    expect(Number(refused.retryAfter)).toBeLessThanOrEqual(1_000_000);
     // Errors stay unbilled, and the refusal gave back its daily-cap count.
     expect(await ledgerOf(stack.ctx, spender.accountId)).toHaveLength(0);
     expect((await post(api, other.apiKey, 'SELECT 1 AS one')).status).toBe(200);
