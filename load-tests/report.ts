@@ -178,7 +178,7 @@ export function formatReport(report: LoadReport, command: string): string {
     lines.push(`${r.name.padEnd(30)} ${String(r.requests).padStart(8)} ${r.perSecond.toFixed(1).padStart(7)} ${r.p50Ms.toFixed(1).padStart(7)} ${r.p99Ms.toFixed(1).padStart(7)}  ${answers}`);
   }
   lines.push(
-    `${'all routes'.padEnd(30)} ${String(report.requests).padStart(8)} ${(report.requests / report.elapsedS).toFixed(1).padStart(7)}`,
+    `${'all routes'.padEnd(30)} ${String(report.requests).padStart(8)} ${(report.requests / report.elapsedS).toFixed(1).padStart(7)} ${''.padStart(7)} ${report.p99Ms.toFixed(1).padStart(7)}`,
     '',
     `Unexpected answers: ${report.unexpected} (of which ${report.transportErrors} connection errors or timeouts); goal 0`,
     ...abuseLines(report),
