@@ -9,7 +9,9 @@ import { formatReport, isHealthy } from './report.ts';
 import { runLoad } from './run.ts';
 
 const config = loadConfigOrExit(() => parseLoadConfig(process.env));
-const command = `LOAD_DURATION_S=${config.LOAD_DURATION_S} LOAD_ACCOUNTS=${config.LOAD_ACCOUNTS} LOAD_CONNECTIONS=${config.LOAD_CONNECTIONS} npm run load`;
+const command =
+  `LOAD_DURATION_S=${config.LOAD_DURATION_S} LOAD_ACCOUNTS=${config.LOAD_ACCOUNTS} LOAD_CONNECTIONS=${config.LOAD_CONNECTIONS} ` +
+  `LOAD_ABUSE_ACCOUNTS=${config.LOAD_ABUSE_ACCOUNTS} LOAD_ABUSE_QUERIES=${config.LOAD_ABUSE_QUERIES} npm run load`;
 
 let stopAll: (() => Promise<void>) | undefined;
 const interrupt = (signal: string) => {

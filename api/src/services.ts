@@ -43,6 +43,9 @@ import { RedisEtiquette } from './live/etiquette-redis.ts';
 import type { LiveDeps } from './live/lookup.ts';
 import { createLiveDeps, DEFAULT_LIVE_CONFIG, type LiveConfig } from './live/setup.ts';
 import { RunnerClient } from './runners/client.ts';
+import { FairShare } from './fair/fair-share.ts';
+import { MemoryFairStore } from './fair/store.ts';
+import { RedisFairStore } from './fair/store-redis.ts';
 import { KubernetesRunnerPool } from './runners/k8s-pool.ts';
 import { StaticRunnerPool, type RunnerPool } from './runners/pool.ts';
 
@@ -91,6 +94,8 @@ export interface Services {
   readonly objectCache: ObjectCache;
   readonly runnerPool: RunnerPool;
   readonly runners: RunnerClient;
+  /** The gate of every user-SQL runner call: concurrent queries and the failed-run budget per account. */
+  readonly fairShare: FairShare;
   /** Live upstream lookups: clients, etiquette, breakers, stale copies. */
   readonly live: LiveDeps;
 }
@@ -170,6 +175,14 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     objectCache,
     runnerPool,
     runners: new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS }),
+    fairShare: new FairShare({
+      store:
+        limiterBackend instanceof RedisLimiterBackend
+          ? new RedisFairStore({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX, onError: (err) => logger.warn({ err }, 'fair shares counted in this process meanwhile') })
+          : new MemoryFairStore(),
+      limits: limits.fairShare,
+      callTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS,
+    }),
     live,
   };
 }

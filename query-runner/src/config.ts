@@ -40,6 +40,13 @@ export const runnerConfigSchema = z.object({
     .default(2_000)
     .describe('After QUERY_TIMEOUT_MS, how long a worker may take to stop before it is killed (408)'),
   MAX_QUEUED_QUERIES: int(0, 10_000).default(64).describe('Queries waiting for a slot before QUERY_BACKEND_UNAVAILABLE (Retry-After 1)'),
+  QUERY_QUEUE_WAIT_MS: int(0, 300_000)
+    .default(5_000)
+    .describe('How long a query may wait for a slot and a worker before QUERY_BACKEND_UNAVAILABLE (Retry-After 1); keeps a refusal prompt under load'),
+  MAX_CONCURRENT_LOOKUPS: int(1, 256)
+    .default(4)
+    .describe('Lookups and sheet searches run at once, on capacity of their own that user SQL cannot take (DECISIONS §4 Fair shares)'),
+  MAX_QUEUED_LOOKUPS: int(0, 10_000).default(256).describe('Lookups and sheet searches waiting for their capacity before QUERY_BACKEND_UNAVAILABLE (Retry-After 1)'),
   DUCKDB_MEMORY_LIMIT: z.string().default('1GB').describe('DuckDB memory_limit of the sandbox'),
   DUCKDB_THREADS: int(1, 256).default(2).describe('DuckDB threads of the sandbox'),
   DUCKDB_MAX_TEMP_SIZE: z.string().default('2GB').describe('DuckDB max_temp_directory_size of the sandbox'),

@@ -127,6 +127,8 @@ export const runnerErrorSchema = z.object({
   code: runnerErrorCodeSchema,
   message: z.string(),
   retryAfterSeconds: z.number().int().positive().optional(),
+  /** Worker time of a run that timed out or hit the memory cap: it counts against the caller's hourly budget. */
+  workerMs: z.number().int().nonnegative().optional(),
 });
 export type RunnerErrorBody = z.infer<typeof runnerErrorSchema>;
 

@@ -37,7 +37,9 @@ function duration(seconds: number): string {
 }
 const megabytes = (bytes: number) => `${count(bytes / (1024 * 1024))} MB`;
 
-const { burst, anonymous, exportDaily, sheetDaily } = DEFAULT_LIMITS;
+const { burst, anonymous, exportDaily, sheetDaily, fairShare } = DEFAULT_LIMITS;
+/** `free 2, developer 3, pro 4`: a per-tier number as the docs write it. */
+const perTier = (byTier: Readonly<Record<string, number>>) => Object.entries(byTier).map(([tier, n]) => `${tier} ${count(n)}`).join(', ');
 const queryTimeout = duration(RUNNER_LIMIT_DEFAULTS.queryTimeoutMs / 1000);
 const rereadWindow = duration(RUNNER_LIMIT_DEFAULTS.resultTtlSeconds);
 const uploadMb = apiEnv.shape.SHEETS_MAX_UPLOAD_MB.parse(undefined);
@@ -68,13 +70,14 @@ export const ERROR_CATALOG: Readonly<Record<ErrorCode, ErrorEntry>> = {
   UPSTREAM_UNAVAILABLE: { when: 'A live source is not responding (or timed out) and no stored copy matches.', action: 'Retry later.', shape: LOOKUP },
   UPSTREAM_FORBIDDEN: { when: 'A live source refused the service\'s request (for example OpenAlex without its API key).', action: 'Retry later; operators should check the source\'s credentials.', shape: LOOKUP },
   UPSTREAM_BAD_RESPONSE: { when: 'A live source answered with something the service could not parse.', action: 'Retry later.', shape: LOOKUP },
-  SOURCE_UNAVAILABLE: { when: 'A stored source exists but could not be loaded (the query-runner is unreachable).', action: 'Retry later.', shape: LOOKUP },
+  SOURCE_UNAVAILABLE: { when: 'A stored source exists but could not be loaded now: the query-runner is unreachable, or the lookups\' own capacity is full. Answered 503 (DECISIONS §4 Fair shares).', action: 'Retry after `Retry-After` seconds.', shape: LOOKUP },
   LOOKUP_NOT_FOUND: { when: 'A lookup found nothing: `No results found for "{keywords}" in {source}`.', action: 'Try other keywords or another source.', shape: 'lookup envelope `{status, account_state, data: {error}}`' },
   QUERY_INVALID: { when: `The SQL is missing, over ${count(MAX_SQL_LENGTH)} characters, not one SELECT, uses a disallowed operation, or fails in the engine.`, action: 'Fix the query as the message says.', shape: SQL },
   QUERY_TIMEOUT: { when: `The query (or a sheet search) ran longer than ${queryTimeout}.`, action: 'Make the query cheaper: filter earlier, select fewer columns.', shape: SQL },
   QUERY_RESULT_TOO_LARGE: { when: `The result is over ${megabytes(RUNNER_LIMIT_DEFAULTS.maxResultBytes)} in the requested format.`, action: 'Select fewer rows or columns.', shape: SQL },
-  QUERY_BUSY: { when: 'The same query from an earlier request is still running, or every runner slot is taken.', action: 'Retry after `Retry-After` seconds; the finished result is then a free re-read.', shape: SQL },
-  QUERY_BACKEND_UNAVAILABLE: { when: 'No query-runner or the object store could be reached.', action: 'Retry after `Retry-After` seconds.', shape: SQL },
+  QUERY_BUSY: { when: `The same query from an earlier request is still running, or the account already runs as many queries at once as its tier allows (${perTier(fairShare.concurrent)}) and none ended within the bounded wait.`, action: 'Retry after `Retry-After` seconds; the finished result is then a free re-read.', shape: SQL },
+  RUNNER_BUDGET_EXCEEDED: { when: `The account's queries that timed out or hit the memory cap used up its runner-seconds for this ${duration(fairShare.budgetWindowS).replace(/^1 /, '')} (${perTier(fairShare.budgetSeconds)}). Successful queries do not count; errors stay unbilled.`, action: 'Wait `Retry-After` seconds (until the window resets, on the clock hour UTC by default); make slow queries cheaper.', shape: SQL },
+  QUERY_BACKEND_UNAVAILABLE: { when: 'No query-runner or the object store could be reached, or every runner slot stayed taken past the bounded wait.', action: 'Retry after `Retry-After` seconds.', shape: SQL },
   DATASET_NOT_FOUND: { when: 'The connected sheet does not exist or belongs to another account.', action: 'Check the id or slug (`GET /api/v1/datasets` lists yours).', shape: FLAT },
   DATASET_FORBIDDEN: { when: '`datasetIds`/`datasets` names a sheet that is not yours or not ready yet.', action: 'Use your own sheets; wait until the sheet\'s status is `ready`.', shape: FLAT },
   DATASET_CONFLICT: { when: 'The slug is already used by another of your sheets, or the sheet changed during the upload.', action: 'Choose another slug, or retry the upload.', shape: FLAT },

@@ -15,7 +15,7 @@ export const sqlError = z
   .strictObject({
     status: z.literal('error'),
     message: z.string(),
-    code: z.enum(['QUERY_INVALID', 'QUERY_TIMEOUT', 'QUERY_RESULT_TOO_LARGE', 'QUERY_BUSY', 'QUERY_BACKEND_UNAVAILABLE']),
+    code: z.enum(['QUERY_INVALID', 'QUERY_TIMEOUT', 'QUERY_RESULT_TOO_LARGE', 'QUERY_BUSY', 'QUERY_BACKEND_UNAVAILABLE', 'RUNNER_BUDGET_EXCEEDED']),
   })
   .meta({ id: 'SqlError', description: 'A SQL failure: the flat shape with `code`.' });
 
@@ -132,6 +132,7 @@ export function errorBodySchema(code: ErrorCode, style: ErrorStyle): z.ZodType {
     case 'QUERY_RESULT_TOO_LARGE':
     case 'QUERY_BUSY':
     case 'QUERY_BACKEND_UNAVAILABLE':
+    case 'RUNNER_BUDGET_EXCEEDED':
       return sqlError;
     case 'AUTH_REQUIRED':
     case 'EXPORT_LIMIT_EXCEEDED':

@@ -324,7 +324,7 @@ export interface components {
             status: "error";
             message: string;
             /** @enum {string} */
-            code: "QUERY_INVALID" | "QUERY_TIMEOUT" | "QUERY_RESULT_TOO_LARGE" | "QUERY_BUSY" | "QUERY_BACKEND_UNAVAILABLE";
+            code: "QUERY_INVALID" | "QUERY_TIMEOUT" | "QUERY_RESULT_TOO_LARGE" | "QUERY_BUSY" | "QUERY_BACKEND_UNAVAILABLE" | "RUNNER_BUDGET_EXCEEDED";
         };
         /** @description Export, SQL and connected-sheet routes. */
         FlatError: {
@@ -601,7 +601,7 @@ export interface operations {
                     "application/json": components["schemas"]["SqlError"];
                 };
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -611,7 +611,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -827,7 +827,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -837,7 +837,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -1053,7 +1053,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1063,7 +1063,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -1279,7 +1279,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1289,7 +1289,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -1505,7 +1505,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1515,7 +1515,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -2769,7 +2769,7 @@ export interface operations {
                     "application/json": components["schemas"]["SqlError"];
                 };
             };
-            /** @description SHEET_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description SHEET_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -2779,7 +2779,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -2899,7 +2899,7 @@ export interface operations {
                     "application/json": components["schemas"]["SqlError"];
                 };
             };
-            /** @description SHEET_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description SHEET_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -2909,7 +2909,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -3025,7 +3025,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, INTERNAL_ERROR. See docs/errors.md. */
+            /** @description INTERNAL_ERROR. See docs/errors.md. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3043,7 +3043,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3146,7 +3146,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, INTERNAL_ERROR. See docs/errors.md. */
+            /** @description INTERNAL_ERROR. See docs/errors.md. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3164,7 +3164,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3272,7 +3272,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, INTERNAL_ERROR. See docs/errors.md. */
+            /** @description INTERNAL_ERROR. See docs/errors.md. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3290,7 +3290,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3398,7 +3398,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, INTERNAL_ERROR. See docs/errors.md. */
+            /** @description INTERNAL_ERROR. See docs/errors.md. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3416,7 +3416,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
