@@ -12,6 +12,10 @@ export const loadEnv = z.object({
   LOAD_DURATION_S: int(1, 3_600).default(60).describe('How long the mixed traffic runs'),
   LOAD_ACCOUNTS: int(3, 100_000).default(1_000).describe('Accounts (each with a key and a top-off), spread over the three tiers'),
   LOAD_CONNECTIONS: int(2, 1_000).default(50).describe('Concurrent HTTP connections, spread over the two API processes'),
+  LOAD_ABUSE_ACCOUNTS: int(0, 100)
+    .default(1)
+    .describe('Free-tier accounts that run the issue-22 attack beside the mix (uninterruptible queries, over and over); 0 runs the mix alone'),
+  LOAD_ABUSE_QUERIES: int(1, 64).default(8).describe('Queries each attacking account sends at once'),
   LOAD_DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')

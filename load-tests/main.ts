@@ -1,5 +1,5 @@
 /**
- * `npm run load`: the mixed-load test of issue 16 (see README.md in this folder). Prints the report
+ * `npm run load`: the mixed-load test (see README.md in this folder). Prints the report
  * and exits 1 when an answer was unexpected or the ledger and the X-Credit-Cost headers disagree.
  * Ctrl-C or SIGTERM stops every process it started.
  */
@@ -9,7 +9,9 @@ import { formatReport, isHealthy } from './report.ts';
 import { runLoad } from './run.ts';
 
 const config = loadConfigOrExit(() => parseLoadConfig(process.env));
-const command = `LOAD_DURATION_S=${config.LOAD_DURATION_S} LOAD_ACCOUNTS=${config.LOAD_ACCOUNTS} LOAD_CONNECTIONS=${config.LOAD_CONNECTIONS} npm run load`;
+const command =
+  `LOAD_DURATION_S=${config.LOAD_DURATION_S} LOAD_ACCOUNTS=${config.LOAD_ACCOUNTS} LOAD_CONNECTIONS=${config.LOAD_CONNECTIONS} ` +
+  `LOAD_ABUSE_ACCOUNTS=${config.LOAD_ABUSE_ACCOUNTS} LOAD_ABUSE_QUERIES=${config.LOAD_ABUSE_QUERIES} npm run load`;
 
 let stopAll: (() => Promise<void>) | undefined;
 const interrupt = (signal: string) => {

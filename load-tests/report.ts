@@ -74,6 +74,10 @@ export interface LoadReport {
   readonly processes: ProcessUse[];
   /** The machine's 1-minute load average when the mix ended: how much else was running. */
   readonly loadAverage: number;
+  /** p99 latency of every answer of the mix (the callers other than the attackers), ms. */
+  readonly p99Ms: number;
+  /** The attack beside the mix, and the attackers' own answers. */
+  readonly abuse: { readonly accounts: number; readonly queriesEach: number; readonly outcomes: Map<string, number> };
   /** Where the processes' logs were kept, when the run was not healthy. */
   readonly logs?: string;
 }
@@ -102,10 +106,15 @@ export interface RouteSummary {
   readonly costMicro: number;
 }
 
-export function summarize(tally: Tally, elapsedS: number): { routes: RouteSummary[]; requests: number; unexpected: number; receivedMicro: number } {
+export function summarize(
+  tally: Tally,
+  elapsedS: number,
+): { routes: RouteSummary[]; requests: number; unexpected: number; receivedMicro: number; p99Ms: number } {
   const routes = [...tally.routes.values()].map((t) => summarizeRoute(t, elapsedS));
+  const all = [...tally.routes.values()].flatMap((t) => t.latenciesMs).sort((a, b) => a - b);
   return {
     routes,
+    p99Ms: percentile(all, 0.99),
     requests: routes.reduce((n, r) => n + r.requests, 0),
     unexpected: routes.reduce((n, r) => n + r.unexpected, 0) + tally.transportErrors,
     receivedMicro: routes.reduce((n, r) => n + r.costMicro, 0),
@@ -141,6 +150,18 @@ export function accountsOff(ledger: Ledger, tally: Tally): string[] {
   });
 }
 
+/** The attack's lines: what the other callers saw while it ran (p99, unexpected; goal 0), and the attackers' own answers. */
+function abuseLines(report: LoadReport): string[] {
+  const { abuse } = report;
+  if (abuse.accounts === 0) return [];
+  const answers = [...abuse.outcomes.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([label, n]) => `${label}: ${n}`).join(', ');
+  return [
+    `Abuse beside the mix: ${abuse.accounts} free account(s), ${abuse.queriesEach} uninterruptible queries each at once, over and over`,
+    `  other callers during it: p99 ${report.p99Ms.toFixed(1)} ms over all routes, ${report.unexpected} unexpected answers (goal 0)`,
+    `  the attackers' answers: ${answers || 'none'}`,
+  ];
+}
+
 function percentile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
 }
@@ -157,9 +178,10 @@ export function formatReport(report: LoadReport, command: string): string {
     lines.push(`${r.name.padEnd(30)} ${String(r.requests).padStart(8)} ${r.perSecond.toFixed(1).padStart(7)} ${r.p50Ms.toFixed(1).padStart(7)} ${r.p99Ms.toFixed(1).padStart(7)}  ${answers}`);
   }
   lines.push(
-    `${'all routes'.padEnd(30)} ${String(report.requests).padStart(8)} ${(report.requests / report.elapsedS).toFixed(1).padStart(7)}`,
+    `${'all routes'.padEnd(30)} ${String(report.requests).padStart(8)} ${(report.requests / report.elapsedS).toFixed(1).padStart(7)} ${''.padStart(7)} ${report.p99Ms.toFixed(1).padStart(7)}`,
     '',
     `Unexpected answers: ${report.unexpected} (of which ${report.transportErrors} connection errors or timeouts); goal 0`,
+    ...abuseLines(report),
     ...report.routes.flatMap((r) => r.samples.map((sample) => `  first ${sample}`)),
     `Ledger reconciliation: Σ charges − refunds in PostgreSQL ${usd(report.ledger.netMicro)} (${report.ledger.charges} charges, ${report.ledger.refunds} refunds); ` +
       `Σ X-Credit-Cost received ${usd(report.receivedMicro)}: ${report.ledger.netMicro === report.receivedMicro ? 'EQUAL' : 'DIFFERENT'}`,

@@ -5,7 +5,8 @@
  */
 import { loadavg } from 'node:os';
 import { onServer } from '../api/bench/support.ts';
-import { createAccounts } from './accounts.ts';
+import { startAbuse } from './abuse.ts';
+import { createAccounts, type LoadAccount } from './accounts.ts';
 import type { LoadConfig } from './config.ts';
 import { drive } from './drive.ts';
 import { accountsOff, isHealthy, type Ledger, type LoadReport, newTally, type ProcessUse, summarize } from './report.ts';
@@ -25,10 +26,12 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
   try {
     progress(`creating ${config.LOAD_ACCOUNTS} accounts with keys and top-offs…`);
     const accounts = await createAccounts(topology.adminUrl, topology.adminToken, config.LOAD_ACCOUNTS);
-    progress(`driving the mix for ${config.LOAD_DURATION_S} s over ${config.LOAD_CONNECTIONS} connections…`);
+    const { attackers, callers } = splitAttackers(accounts, config.LOAD_ABUSE_ACCOUNTS);
+    progress(`driving the mix for ${config.LOAD_DURATION_S} s over ${config.LOAD_CONNECTIONS} connections, ${attackers.length} attacking account(s) beside it…`);
     const tally = newTally();
     const before = [...topology.sample(), driverSample()];
-    const elapsedS = await drive(topology.apiUrls, accounts, config.LOAD_CONNECTIONS, config.LOAD_DURATION_S, tally);
+    const abuse = startAbuse(topology.apiUrls, attackers, config.LOAD_ABUSE_QUERIES);
+    const elapsedS = await drive(topology.apiUrls, callers, config.LOAD_CONNECTIONS, config.LOAD_DURATION_S, tally).finally(() => abuse.stop());
     const processes = processUse(before, [...topology.sample(), driverSample()]);
     const [loadAverage = NaN] = loadavg();
     progress('stopping the APIs gracefully, then reading the ledger…');
@@ -44,6 +47,7 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
       accountsOff: accountsOff(ledger, tally),
       processes,
       loadAverage,
+      abuse: { accounts: attackers.length, queriesEach: config.LOAD_ABUSE_QUERIES, outcomes: abuse.outcomes },
     };
     return isHealthy(report) ? report : { ...report, logs: await topology.keepLogs() };
   } catch (error) {
@@ -52,6 +56,12 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
   } finally {
     await topology.stop();
   }
+}
+
+/** The attackers are free-tier accounts (the smallest share), kept out of the normal mix. */
+function splitAttackers(accounts: LoadAccount[], count: number): { attackers: LoadAccount[]; callers: LoadAccount[] } {
+  const attackers = accounts.filter((a) => a.tier === 'free').slice(0, count);
+  return { attackers, callers: accounts.filter((a) => !attackers.includes(a)) };
 }
 
 /** This process: autocannon's CPU time competes with the services' on the same machine. */

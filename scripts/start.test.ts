@@ -2,7 +2,7 @@
  * The README's run command: `npm start` on a fresh data folder builds the exports, starts the
  * runner and the API, prints a working demo key and the dashboard's address, and stops cleanly on
  * SIGTERM. In real Chromium, a new user goes from the printed dashboard address to a working key
- * without the admin CLI. A SIGKILLed query-runner is restarted (issue 22): meanwhile SQL and
+ * without the admin CLI. A SIGKILLed query-runner is restarted: meanwhile SQL and
  * lookups answer 503 with Retry-After, then they answer again.
  */
 import { spawn } from 'node:child_process';
@@ -146,9 +146,9 @@ async function checkRunnerRestart(startPid: number, { port, key }: { port: numbe
   expect(await away.json()).toMatchObject({ status: 'error', code: 'QUERY_BACKEND_UNAVAILABLE' });
   expect(awayLookup.status).toBe(503);
   expect(Number(awayLookup.headers.get('retry-after'))).toBeGreaterThan(0);
-  expect(await awayLookup.json()).toMatchObject({ status: 'error', data: { code: 'QUERY_BACKEND_UNAVAILABLE' } });
+  expect(await awayLookup.json()).toMatchObject({ status: 'error', data: { code: 'SOURCE_UNAVAILABLE' } });
 
-  // Before issue 22 the start script stopped everything instead: this waits for a new runner.
+  // The start script used to stop everything instead: this waits for a new runner.
   const restarted = await until('a restarted runner', async () => {
     const now = runnerPidOf(startPid);
     return now !== undefined && now !== pid ? now : undefined;

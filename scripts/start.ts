@@ -78,7 +78,7 @@ try {
   await exportIfMissing();
   await buildDashboardIfMissing();
   const runnerUrl = `http://127.0.0.1:${config.RUNNER_PORT}`;
-  // The runner refuses callers without its token (issue 22); both processes get the data folder's.
+  // The runner refuses callers without its token; both processes get the data folder's.
   const runnerToken = readOrCreateSecret(config.DATA_DIR, RUNNER_TOKEN_FILE);
   run('query-runner', 'query-runner/src/main.ts', { RUNNER_PORT: String(config.RUNNER_PORT), RUNNER_METRICS_PORT: '', RUNNER_TOKEN: runnerToken });
   await waitReady(`${runnerUrl}/readyz`, 'the query-runner');

@@ -1,5 +1,5 @@
 /**
- * `npm start` supervises what it starts, as a Deployment would (issue 22): a child that exits
+ * `npm start` supervises what it starts, as a Deployment would: a child that exits
  * while the service is not stopping is started again after a back-off, so one crash never stops
  * the whole service. The API answers 503 with Retry-After while its runner is away.
  */

@@ -3,7 +3,8 @@
  *   1. `POST /api/v1/query` end to end against calling the runner directly, for the runner
  *      benchmark's queries (the API's overhead ratio; goal ≤ 10% for queries over 50 ms);
  *   2. a 200 MB export download through the API against a direct GET of the same object from the
- *      S3-compatible server (goal ≥ 90%, issue 16): the first download (cold: from S3, filling the
+ *      S3-compatible server (goal ≥ 90%: a download through the API should cost little over the
+ *      store's own speed): the first download (cold: from S3, filling the
  *      API's disk cache) and the median of three more (warm: from the cache), each with the API's
  *      CPU ms per MB, and the API's peak RSS (goal: flat).
  * Every process is separate: s3rver, one runner, the API, and this client.

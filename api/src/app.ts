@@ -43,7 +43,7 @@ export function buildApp(services: Services, options: AppOptions = {}): Express 
   registerRoutes(app, [...(options.extraRoutes?.(services) ?? []), ...apiRoutes(services)], services);
   app.use(guardHandler(limiterBackend, guards.burst));
   app.use(notFound());
-  app.use(errorHandler({ logger }));
+  app.use(errorHandler({ logger, metrics }));
   return app;
 }
 

@@ -63,7 +63,7 @@ export class Metrics {
     this.mcpToolCalls = new Counter({ name: 'uda_mcp_tool_calls_total', help: 'MCP tool calls by tool and outcome', labelNames: ['tool', 'outcome'], registers });
     this.backendUnavailable = new Counter({
       name: 'uda_query_backend_unavailable_total',
-      help: 'Requests answered QUERY_BACKEND_UNAVAILABLE (no runner reachable, or one died mid-query)',
+      help: 'Requests failed because no query-runner answered: QUERY_BACKEND_UNAVAILABLE, or SOURCE_UNAVAILABLE for a stored-source lookup',
       registers,
     });
     this.objectCacheLookups = new Counter({
@@ -99,6 +99,16 @@ export class Metrics {
         for (const [source, open] of Object.entries(probes.circuits())) this.set({ source }, open ? 1 : 0);
       },
     });
+  }
+
+  /**
+   * Counts a request's failure where it is answered (the error handler, the MCP tools). No runner
+   * answering reads as QUERY_BACKEND_UNAVAILABLE to SQL callers and SOURCE_UNAVAILABLE to stored-source
+   * lookups (lookups/errors.ts); both mean the query backend is lost, which is what the alert watches.
+   */
+  failedWith(error: unknown): void {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code === 'QUERY_BACKEND_UNAVAILABLE' || code === 'SOURCE_UNAVAILABLE') this.backendUnavailable.inc();
   }
 
   cacheLookup(outcome: 'hit' | 'miss'): void {

@@ -43,6 +43,9 @@ import { RedisEtiquette } from './live/etiquette-redis.ts';
 import type { LiveDeps } from './live/lookup.ts';
 import { createLiveDeps, DEFAULT_LIVE_CONFIG, type LiveConfig } from './live/setup.ts';
 import { RunnerClient } from './runners/client.ts';
+import { FairShare } from './fair/fair-share.ts';
+import { MemoryFairStore } from './fair/store.ts';
+import { RedisFairStore } from './fair/store-redis.ts';
 import { KubernetesRunnerPool } from './runners/k8s-pool.ts';
 import { StaticRunnerPool, type RunnerPool } from './runners/pool.ts';
 
@@ -91,6 +94,8 @@ export interface Services {
   readonly objectCache: ObjectCache;
   readonly runnerPool: RunnerPool;
   readonly runners: RunnerClient;
+  /** The gate of every user-SQL runner call: concurrent queries and the failed-run budget per account. */
+  readonly fairShare: FairShare;
   /** Live upstream lookups: clients, etiquette, breakers, stale copies. */
   readonly live: LiveDeps;
 }
@@ -146,7 +151,7 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   const counters = buildCounters(limiterBackend, limits);
   const guards = buildGuards({ backend: limiterBackend, counters, limits, metrics, billing });
   const runnerPool = await buildRunnerPool(config, logger);
-  const live = buildLive(config, db, limiterBackend, logger, overrides.live);
+  const live = buildLive(config, db, limiterBackend, { logger, metrics }, overrides.live);
   metrics.insuranceActive = () => limiterBackend instanceof RedisLimiterBackend && limiterBackend.client.status !== 'ready';
   const objectCache = await buildObjectCache(config, metrics, logger);
   metrics.objectCacheBytes = () => objectCache.heldBytes;
@@ -170,6 +175,14 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     objectCache,
     runnerPool,
     runners: new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS, token: secrets.runnerToken }),
+    fairShare: new FairShare({
+      store:
+        limiterBackend instanceof RedisLimiterBackend
+          ? new RedisFairStore({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX, onError: (err) => logger.warn({ err }, 'fair shares counted in this process meanwhile') })
+          : new MemoryFairStore(),
+      limits: limits.fairShare,
+      callTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS,
+    }),
     live,
   };
 }
@@ -200,7 +213,7 @@ function buildObjectCache(config: ApiConfig, metrics: Metrics, logger: Logger): 
   });
 }
 
-function buildLive(config: ApiConfig, db: Db, limiter: LimiterBackend, logger: Logger, extra: Partial<LiveConfig> = {}): LiveDeps {
+function buildLive(config: ApiConfig, db: Db, limiter: LimiterBackend, { logger, metrics }: { logger: Logger; metrics: Metrics }, extra: Partial<LiveConfig> = {}): LiveDeps {
   const onError = (error: unknown) => logger.warn({ err: error }, 'live lookup background failure');
   const etiquette =
     limiter instanceof RedisLimiterBackend
@@ -220,7 +233,8 @@ function buildLive(config: ApiConfig, db: Db, limiter: LimiterBackend, logger: L
     openalexApiKey: config.OPENALEX_API_KEY,
     ...extra,
   };
-  return createLiveDeps({ config: liveConfig, etiquette, copies: new KnexStaleCopyStore(db), onBackgroundError: onError });
+  const observeUpstream = (source: string, seconds: number) => metrics.upstreamDuration.observe({ source }, seconds);
+  return createLiveDeps({ config: liveConfig, etiquette, copies: new KnexStaleCopyStore(db), onBackgroundError: onError, observeUpstream });
 }
 
 function buildCounters(backend: LimiterBackend, limits: Limits): Counters {

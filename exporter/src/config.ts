@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { commonEnv, parseConfig } from '@uda/shared/config';
+import { DEFAULT_KEEP_VERSIONS } from '@uda/shared/manifest';
 import { objectStoreEnv } from '@uda/shared/object-store';
 
 export const exporterConfigSchema = z.object({
@@ -16,7 +17,7 @@ export const exporterConfigSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
     .optional()
     .describe("The API's PostgreSQL, whose live_copies feed the live sources' tables; unset uses snapshot files only"),
-  EXPORT_KEEP_VERSIONS: z.coerce.number().int().min(1).max(50).default(3).describe('Export versions kept in the object store'),
+  EXPORT_KEEP_VERSIONS: z.coerce.number().int().min(1).max(50).default(DEFAULT_KEEP_VERSIONS).describe('Export versions kept in the object store'),
   EXPORT_DUCKDB_MEMORY_LIMIT: z.string().default('1GB').describe("DuckDB memory limit while building, e.g. '1GB'"),
   EXPORT_PUSHGATEWAY_URL: z
     .url()

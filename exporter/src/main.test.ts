@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { seriesValue } from '../../test/support/metrics.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const NODE = join(ROOT, 'node_modules', '.bin', 'node');
@@ -67,13 +68,22 @@ describe('npm run export', () => {
 
   it('publishes into the local folder store and pushes its success', async () => {
     const dataDir = join(scratch, 'ok');
+    const started = Date.now() / 1000;
     const { code } = await runExporter({ DATA_DIR: dataDir, EXPORT_PUSHGATEWAY_URL: gatewayUrl, LOG_LEVEL: 'warn' });
+    const ended = Date.now() / 1000;
     expect(code).toBe(0);
     const manifest = JSON.parse(await readFile(join(dataDir, 'objects/exports/manifest.json'), 'utf8')) as { tables: Record<string, { rows: number }> };
     expect(manifest.tables.gutenberg!.rows).toBe(1823);
     const metrics = await gatewayMetrics();
-    expect(metrics).toMatch(/uda_exporter_last_success_timestamp_seconds\{[^}]*job="uda-exporter"[^}]*\} \S+/);
-    expect(metrics).toMatch(/uda_exporter_rows\{[^}]*table="gutenberg"[^}]*\} 1823/);
+    const job = { job: 'uda-exporter' };
+    // The success time is the end of this very run; the duration is some part of it.
+    const succeededAt = seriesValue(metrics, 'uda_exporter_last_success_timestamp_seconds', job);
+    expect(succeededAt).toBeGreaterThanOrEqual(Math.floor(started));
+    expect(succeededAt).toBeLessThanOrEqual(Math.ceil(ended));
+    const duration = seriesValue(metrics, 'uda_exporter_duration_seconds', job);
+    expect(duration).toBeGreaterThan(0);
+    expect(duration).toBeLessThanOrEqual(ended - started);
+    expect(seriesValue(metrics, 'uda_exporter_rows', { ...job, table: 'gutenberg' })).toBe(1823);
   });
 
   it('exits 1 naming the file and line of bad input, and pushes the failure without losing the success', async () => {
@@ -90,7 +100,8 @@ describe('npm run export', () => {
     expect(code).toBe(1);
     expect(stderr).toContain('export failed: sec/master.20200103.idx:3008: expected 5 fields, found 2');
     const metrics = await gatewayMetrics();
-    expect(metrics).toMatch(/uda_exporter_last_failure_timestamp_seconds\{[^}]*job="uda-exporter"[^}]*\}/);
-    expect(metrics).toMatch(/uda_exporter_last_success_timestamp_seconds\{/);
+    const job = { job: 'uda-exporter' };
+    expect(seriesValue(metrics, 'uda_exporter_last_failure_timestamp_seconds', job)).toBeGreaterThan(seriesValue(metrics, 'uda_exporter_last_success_timestamp_seconds', job));
+    expect(seriesValue(metrics, 'uda_exporter_last_success_timestamp_seconds', job)).toBeGreaterThan(0);
   });
 });

@@ -98,7 +98,7 @@ async function main(): Promise<void> {
   }
   printTable(['query', 'conc', 'duckdb p50', 'duckdb p99', 'runner p50', 'runner p99', 'ratio p50', 'overhead p50'], rows);
   try {
-    printTable(['isolation (issue 12)', 'p50 ms', 'p99 ms'], await isolationFigures(dbPath, join(dir, 'isolation')));
+    printTable(['isolation', 'p50 ms', 'p99 ms'], await isolationFigures(dbPath, join(dir, 'isolation')));
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { commonEnv, envPort, loadConfigOrExit, parseConfig } from '@uda/shared/config';
 import { objectStoreEnv } from '@uda/shared/object-store';
+import { RUNNER_LIMIT_DEFAULTS } from '@uda/shared/runner-contract';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 /** An empty variable means unset (the embedded start script passes `RUNNER_METRICS_PORT=`). */
@@ -21,10 +22,10 @@ export const runnerConfigSchema = z.object({
   ),
   REDIS_URL: optional(z.url()).describe('Redis for per-query locks and the result index; unset uses in-process stores (one runner only)'),
   REDIS_KEY_PREFIX: z.string().default('uda:runner:').describe('Prefix of every Redis key the runner writes'),
-  QUERY_TIMEOUT_MS: int(100, 300_000).default(30_000).describe('Execution time limit per query (SPEC: 30 s)'),
-  QUERY_MAX_ROWS: int(1, 100_000).default(1_000).describe('Rows returned per query; more are cut (SPEC: 1,000)'),
+  QUERY_TIMEOUT_MS: int(100, 300_000).default(RUNNER_LIMIT_DEFAULTS.queryTimeoutMs).describe('Execution time limit per query (SPEC: 30 s)'),
+  QUERY_MAX_ROWS: int(1, 100_000).default(RUNNER_LIMIT_DEFAULTS.maxRows).describe('Rows returned per query; more are cut (SPEC: 1,000)'),
   QUERY_MAX_RESULT_BYTES: int(1024, 1024 ** 3)
-    .default(64 * 1024 * 1024)
+    .default(RUNNER_LIMIT_DEFAULTS.maxResultBytes)
     .describe('Result size limit in any format (SPEC: 64 MB)'),
   QUERY_MAX_CELL_BYTES: int(1024, 64 * 1024 * 1024)
     .default(32 * 1024)
@@ -32,7 +33,7 @@ export const runnerConfigSchema = z.object({
   QUERY_LOCK_TTL_MS: int(100, 600_000)
     .default(45_000)
     .describe('Per-query lock lifetime; longer than QUERY_TIMEOUT_MS so a dead runner frees it'),
-  RESULT_TTL_SECONDS: int(1, 86_400).default(300).describe('Uncharged re-read window of a stored result (DECISIONS §6)'),
+  RESULT_TTL_SECONDS: int(1, 86_400).default(RUNNER_LIMIT_DEFAULTS.resultTtlSeconds).describe('Uncharged re-read window of a stored result (DECISIONS §6)'),
   MAX_CONCURRENT_QUERIES: int(1, 256).default(8).describe('Queries executed at once; more wait in a queue'),
   QUERY_WORKERS: int(1, 64).default(4).describe('Worker processes that execute user SQL; more queries wait for a free one'),
   QUERY_WORKER_MAX_RSS_MB: int(64, 1024 * 1024)
@@ -42,6 +43,13 @@ export const runnerConfigSchema = z.object({
     .default(2_000)
     .describe('After QUERY_TIMEOUT_MS, how long a worker may take to stop before it is killed (408)'),
   MAX_QUEUED_QUERIES: int(0, 10_000).default(64).describe('Queries waiting for a slot before QUERY_BACKEND_UNAVAILABLE (Retry-After 1)'),
+  QUERY_QUEUE_WAIT_MS: int(0, 300_000)
+    .default(5_000)
+    .describe('How long a query may wait for a slot and a worker before QUERY_BACKEND_UNAVAILABLE (Retry-After 1); keeps a refusal prompt under load'),
+  MAX_CONCURRENT_LOOKUPS: int(1, 256)
+    .default(4)
+    .describe('Lookups and sheet searches run at once, on capacity of their own that user SQL cannot take (DECISIONS §4 Fair shares)'),
+  MAX_QUEUED_LOOKUPS: int(0, 10_000).default(256).describe('Lookups and sheet searches waiting for their capacity before QUERY_BACKEND_UNAVAILABLE (Retry-After 1)'),
   DUCKDB_MEMORY_LIMIT: z.string().default('1GB').describe('DuckDB memory_limit of the sandbox'),
   DUCKDB_THREADS: int(1, 256).default(2).describe('DuckDB threads of the sandbox'),
   DUCKDB_MAX_TEMP_SIZE: z.string().default('2GB').describe('DuckDB max_temp_directory_size of the sandbox'),

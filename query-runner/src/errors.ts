@@ -10,11 +10,18 @@ export class RunnerError extends Error {
   override readonly name = 'RunnerError';
   readonly code: RunnerErrorCode;
   readonly retryAfterSeconds: number | undefined;
+  /** Worker time a run took before it failed (timeouts, memory kills): the API counts it against the caller's budget. */
+  workerMs: number | undefined;
 
   constructor(code: RunnerErrorCode, message: string, retryAfterSeconds?: number) {
     super(message);
     this.code = code;
     this.retryAfterSeconds = retryAfterSeconds;
+  }
+
+  withWorkerMs(ms: number): this {
+    this.workerMs = ms;
+    return this;
   }
 
   get status(): number {
@@ -26,6 +33,7 @@ export class RunnerError extends Error {
       code: this.code,
       message: this.message,
       ...(this.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: this.retryAfterSeconds }),
+      ...(this.workerMs === undefined ? {} : { workerMs: this.workerMs }),
     };
   }
 }

@@ -89,7 +89,7 @@ async function collect(result: DuckDBResult, limits: ExecutionLimits, stopped: (
 }
 
 /**
- * One cell never carries a table (issue 12): `list(t)` or `string_agg` over a whole table would
+ * One cell never carries a table: `list(t)` or `string_agg` over a whole table would
  * return every source row as one billed row. A list may hold no more elements than the row cap,
  * and no single value may be larger than `maxCellBytes` as JSON.
  */

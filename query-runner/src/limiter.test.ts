@@ -37,4 +37,39 @@ describe('limiter', () => {
     await expect(limiter.run(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await limiter.run(async () => 'next')).toBe('next');
   });
+
+  it('a waiter leaves the queue past its bound, or when its caller stops waiting', async () => {
+    const limiter = createLimiter(1, 10);
+    const first = gate();
+    const running = limiter.run(() => first.opened);
+    const late = await limiter.run(async () => 'never', { waitUntil: Date.now() + 50 }).catch((e: unknown) => e);
+    expect(late).toMatchObject({ code: 'QUERY_BACKEND_UNAVAILABLE', retryAfterSeconds: 1 });
+    const caller = new AbortController();
+    const gone = limiter.run(async () => 'never', { signal: caller.signal }).catch((e: unknown) => e);
+    expect(limiter.queued).toBe(1);
+    caller.abort();
+    expect(await gone).toMatchObject({ code: 'QUERY_BACKEND_UNAVAILABLE' });
+    expect(limiter.queued).toBe(0);
+    first.open();
+    await running;
+    expect([limiter.running, limiter.queued]).toEqual([0, 0]);
+  });
+
+  it('a freed slot goes to the tenant served longest ago, not to the oldest waiter', async () => {
+    const limiter = createLimiter(1, 10);
+    const first = gate();
+    const order: string[] = [];
+    const job = (name: string) => async () => void order.push(name);
+    const running = limiter.run(() => first.opened, { tenant: 'a' });
+    const queued = [
+      limiter.run(job('a2'), { tenant: 'a' }),
+      limiter.run(job('a3'), { tenant: 'a' }),
+      limiter.run(job('b1'), { tenant: 'b' }),
+      limiter.run(job('a4'), { tenant: 'a' }),
+      limiter.run(job('c1'), { tenant: 'c' }),
+    ];
+    first.open();
+    await Promise.all([running, ...queued]);
+    expect(order).toEqual(['b1', 'c1', 'a2', 'a3', 'a4']);
+  });
 });

@@ -14,7 +14,7 @@ import type { Limiter } from './limiter.ts';
 import type { RunnerMetrics } from './metrics.ts';
 import type { ResultStore } from './result-store.ts';
 import { runAndStore } from './run-query.ts';
-import type { RunDeps } from './run-query.ts';
+import type { RunBounds, RunDeps } from './run-query.ts';
 
 export interface QueryServiceDeps extends RunDeps {
   readonly parser: SqlParser;
@@ -24,6 +24,8 @@ export interface QueryServiceDeps extends RunDeps {
   readonly metrics: RunnerMetrics;
   readonly results: ResultStore;
   readonly lockTtlMs: number;
+  /** How long a query may wait for a slot and then a worker before it is refused (503, retry). */
+  readonly queueWaitMs: number;
   readonly logger: Logger;
 }
 
@@ -43,11 +45,15 @@ export class QueryService {
     this.deps = deps;
   }
 
-  async run(request: RunQueryRequest): Promise<ServedResult> {
+  /** `signal` aborts when the caller stopped waiting: a waiting query leaves the queue, a running one is killed. */
+  async run(request: RunQueryRequest, signal?: AbortSignal): Promise<ServedResult> {
     const tables = await this.validate(request);
     const stored = await this.deps.coordination.index.get(request.queryId);
     if (stored) return this.serveStored(stored, request.format);
-    return this.deps.limiter.run(() => this.runLocked(request, tables));
+    const stop = signal ? AbortSignal.any([this.deps.shutdown, signal]) : this.deps.shutdown;
+    // One bound for the whole wait, slot then worker: past it the caller hears 503 and retries.
+    const waitUntil = Date.now() + this.deps.queueWaitMs;
+    return this.deps.limiter.run(() => this.runLocked(request, tables, { signal: stop, waitUntil }), { signal: stop, waitUntil, tenant: request.tenant });
   }
 
   /** `GET /v1/results/:queryId/:format`: a stored result only; never runs SQL. */
@@ -66,7 +72,7 @@ export class QueryService {
     throw new RunnerError('QUERY_INVALID', result.message);
   }
 
-  private async runLocked(request: RunQueryRequest, tables: string[]): Promise<ServedResult> {
+  private async runLocked(request: RunQueryRequest, tables: string[], bounds: RunBounds): Promise<ServedResult> {
     const attempt = await this.deps.coordination.locks.acquire(request.queryId, this.deps.lockTtlMs);
     // The lock's remaining life bounds the wait, but most queries end well before it: hint a short
     // retry, which then finds the stored result.
@@ -75,18 +81,18 @@ export class QueryService {
       // Another runner may have finished between our index read and our lock.
       const stored = await this.deps.coordination.index.get(request.queryId);
       if (stored) return await this.serveStored(stored, request.format);
-      return await this.execute(request, tables);
+      return await this.execute(request, tables, bounds);
     } finally {
       await attempt.lock.release().catch((error: unknown) => this.deps.logger.warn({ err: error }, 'lock release failed; it will expire'));
     }
   }
 
-  private async execute(request: RunQueryRequest, tables: string[]): Promise<ServedResult> {
+  private async execute(request: RunQueryRequest, tables: string[], bounds: RunBounds): Promise<ServedResult> {
     const lease = this.deps.databases.lease();
     if (!lease) throw unavailableError('The query service is starting and has no database open yet.');
     try {
       this.deps.metrics.executions.inc();
-      const outcome = await runAndStore(this.deps, lease, request, tables);
+      const outcome = await runAndStore(this.deps, lease, request, tables, bounds);
       await this.deps.coordination.index.put(outcome.meta);
       const served = await this.ensureFormat(outcome.meta, request.format);
       return { head: { cached: false, format: request.format, result: served }, ...(outcome.rowsJson ? { rowsJson: outcome.rowsJson } : {}) };

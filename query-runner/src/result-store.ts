@@ -2,10 +2,12 @@
  * Stored results (DECISIONS §6): each finished result is written once under
  * `results/<queryId>/<createdAtMs>/`, so a re-run after the window gets new immutable objects and
  * never rewrites bytes a client may be range-reading. Parquet is written at once; CSV and JSON are
- * produced from it on first request and stored beside it.
+ * produced from it on first request and stored beside it. Every local scratch file has one owner
+ * (a name no other run or conversion uses) and is read only after it was renamed into place.
  */
 import { createWriteStream } from 'node:fs';
-import { rm, stat } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ObjectStore } from '@uda/shared/object-store';
@@ -38,6 +40,8 @@ export interface ResultStoreOptions {
 
 export class ResultStore {
   private readonly options: ResultStoreOptions;
+  /** Conversions under way in this process, by the key they will store. */
+  private readonly producing = new Map<string, Promise<ResultMeta>>();
 
   constructor(options: ResultStoreOptions) {
     this.options = options;
@@ -66,24 +70,48 @@ export class ResultStore {
     return Buffer.concat(chunks);
   }
 
-  /** Produces a missing CSV or JSON object from the stored Parquet; returns the updated entry. */
-  async produce(meta: ResultMeta, format: 'csv' | 'json'): Promise<ResultMeta> {
-    const createdAtMs = Date.parse(meta.createdAt);
-    const parquetPath = join(this.options.scratchDir, `${meta.queryId}-${createdAtMs}-${process.pid}.parquet`);
-    const outPath = `${parquetPath}.${format}`;
+  /**
+   * Produces a missing CSV or JSON object from the stored Parquet; returns the updated entry.
+   * Concurrent requests for the same object in this process share one conversion (a conversion
+   * is the same bytes whoever makes it), and each conversion works on scratch files of its own.
+   */
+  produce(meta: ResultMeta, format: 'csv' | 'json'): Promise<ResultMeta> {
+    const key = resultKey(meta.queryId, Date.parse(meta.createdAt), format);
+    let pending = this.producing.get(key);
+    if (!pending) {
+      pending = this.convert(meta, format, key).finally(() => this.producing.delete(key));
+      this.producing.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async convert(meta: ResultMeta, format: 'csv' | 'json', key: string): Promise<ResultMeta> {
+    const scratch = join(this.options.scratchDir, `produce-${randomUUID()}`);
+    const parquetPath = `${scratch}.parquet`;
+    const outPath = `${scratch}.${format}`;
     try {
-      const body = await this.options.store.get(meta.objects.parquet.key);
-      if (!body) throw new Error(`stored result ${meta.objects.parquet.key} is missing`);
-      await pipeline(body.body, createWriteStream(parquetPath));
-      const key = resultKey(meta.queryId, createdAtMs, format);
+      await this.download(meta.objects.parquet.key, parquetPath);
       const object =
         format === 'csv'
-          ? (await this.options.writer.parquetToCsv(parquetPath, outPath), await this.putFile(key, outPath, 'csv'))
+          ? await this.publishedCsv(parquetPath, outPath, key)
           : await this.putRows(key, rowsJson(await this.options.writer.parquetToRows(parquetPath)));
       return { ...meta, objects: { ...meta.objects, [format]: object } };
     } finally {
-      await rm(parquetPath, { force: true });
-      await rm(outPath, { force: true });
+      await Promise.all([rm(parquetPath, { force: true }), rm(outPath, { force: true }), rm(`${parquetPath}.part`, { force: true }), rm(`${outPath}.part`, { force: true })]);
     }
+  }
+
+  /** Downloads an object to `path`, which appears (by rename) only once every byte is there. */
+  private async download(key: string, path: string): Promise<void> {
+    const body = await this.options.store.get(key);
+    if (!body) throw new Error(`stored result ${key} is missing`);
+    await pipeline(body.body, createWriteStream(`${path}.part`));
+    await rename(`${path}.part`, path);
+  }
+
+  private async publishedCsv(parquetPath: string, csvPath: string, key: string): Promise<StoredObject> {
+    await this.options.writer.parquetToCsv(parquetPath, `${csvPath}.part`);
+    await rename(`${csvPath}.part`, csvPath);
+    return this.putFile(key, csvPath, 'csv');
   }
 }

@@ -4,7 +4,8 @@
  * limits and writes Parquet), store Parquet (and JSON when it was asked for), and return the index
  * entry. Nothing here decides about caching or locks.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -30,17 +31,27 @@ export interface RunDeps {
   readonly shutdown: AbortSignal;
 }
 
+/** Where a run stops waiting: the caller's signal (shutdown included) and the queue's bound. */
+export interface RunBounds {
+  readonly signal: AbortSignal;
+  readonly waitUntil: number;
+}
+
 export interface RunOutcome {
   readonly meta: ResultMeta;
   /** Format `json` only: the rows' JSON array text, made once for the store and the answer. */
   readonly rowsJson?: Buffer;
 }
 
-export async function runAndStore(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest, tables: string[]): Promise<RunOutcome> {
+export async function runAndStore(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest, tables: string[], bounds: RunBounds): Promise<RunOutcome> {
   const createdAt = Date.now();
-  const parquetPath = join(deps.scratchDir, `${request.queryId}-${createdAt}.parquet`);
+  // A name of this run's own: two runs of one query (a lock that lapsed) never share a scratch file.
+  const parquetPath = join(deps.scratchDir, `run-${randomUUID()}.parquet`);
+  const written = `${parquetPath}.part`;
   try {
-    const execution = await executeInWorker(deps, lease, request, parquetPath);
+    const execution = await executeInWorker(deps, lease, request, written, bounds);
+    // Published by rename: only a finished file is read from here on.
+    await rename(written, parquetPath);
     const json = request.format === 'json' ? rowsJson(execution.rows) : undefined;
     const meta = await store(deps, request, execution, createdAt, parquetPath, json);
     return {
@@ -53,18 +64,18 @@ export async function runAndStore(deps: RunDeps, lease: DatabaseLease, request: 
       ...(json ? { rowsJson: json } : {}),
     };
   } finally {
-    await rm(parquetPath, { force: true });
+    await Promise.all([rm(parquetPath, { force: true }), rm(written, { force: true })]);
   }
 }
 
 /** The query runs in a worker process (`workers/pool.ts`), which also writes the Parquet file. */
-async function executeInWorker(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest, parquetPath: string): Promise<WorkerOutcome> {
+async function executeInWorker(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest, parquetPath: string, bounds: RunBounds): Promise<WorkerOutcome> {
   const task = { sql: request.sql, dbPath: lease.database.path, limits: deps.limits, parquetPath };
-  if (request.datasets.length === 0) return deps.pool.run({ ...task, sheets: [] }, deps.shutdown, request.tenant);
-  const folder = join(deps.scratchDir, `sheets-${request.queryId}-${Date.now()}`);
+  if (request.datasets.length === 0) return deps.pool.run({ ...task, sheets: [] }, bounds.signal, request.tenant, bounds.waitUntil);
+  const folder = join(deps.scratchDir, `sheets-${randomUUID()}`);
   try {
     const sheets = await downloadSheets(deps.store, request.datasets, folder);
-    return await deps.pool.run({ ...task, sheets }, deps.shutdown, request.tenant);
+    return await deps.pool.run({ ...task, sheets }, bounds.signal, request.tenant, bounds.waitUntil);
   } finally {
     await rm(folder, { recursive: true, force: true });
   }

@@ -78,6 +78,8 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
     metrics.running.set(limiter.running);
     metrics.queued.set(limiter.queued);
   });
+  // Our own work (lookups, sheet search) has capacity of its own: user SQL never takes it (DECISIONS §4).
+  const ownWork = createLimiter(config.MAX_CONCURRENT_LOOKUPS, config.MAX_QUEUED_LOOKUPS);
   const stopping = new AbortController();
   const limits = {
     maxRows: config.QUERY_MAX_ROWS, timeoutMs: config.QUERY_TIMEOUT_MS, maxBytes: config.QUERY_MAX_RESULT_BYTES, maxCellBytes: config.QUERY_MAX_CELL_BYTES,
@@ -90,13 +92,13 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
   });
   const service = new QueryService({
     store, results, pool, limits, scratchDir, parser, coordination, databases, limiter, metrics, logger,
-    resultTtlMs: config.RESULT_TTL_SECONDS * 1000, lockTtlMs: config.QUERY_LOCK_TTL_MS, shutdown: stopping.signal,
+    resultTtlMs: config.RESULT_TTL_SECONDS * 1000, lockTtlMs: config.QUERY_LOCK_TTL_MS, queueWaitMs: config.QUERY_QUEUE_WAIT_MS, shutdown: stopping.signal,
   });
   let accepting = true;
   const separateMetrics = config.RUNNER_METRICS_PORT !== undefined;
-  const lookup = (request: LookupRequest) => runLookup({ databases, limiter, timeoutMs: limits.timeoutMs }, request);
+  const lookup = (request: LookupRequest) => runLookup({ databases, limiter: ownWork, timeoutMs: limits.timeoutMs }, request);
   const sheetSearch = (request: SheetSearchRequest) =>
-    searchSheet({ store, databases, limiter, sandboxLimits, scratchDir, timeoutMs: limits.timeoutMs }, request);
+    searchSheet({ store, databases, limiter: ownWork, sandboxLimits, scratchDir, timeoutMs: limits.timeoutMs }, request);
   const app = createApp({
     service, metrics, logger, lookup, sheetSearch, ready: () => databases.ready, accepting: () => accepting, serveMetrics: !separateMetrics,
     // Unset: the file the embedded API reads too (the chart always sets it from its Secret).
@@ -117,9 +119,10 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
     async shutdown(graceMs) {
       accepting = false;
       const closed = close(server);
-      await waitUntil(() => limiter.running === 0 && limiter.queued === 0, graceMs);
+      const idle = () => limiter.running === 0 && limiter.queued === 0 && ownWork.running === 0 && ownWork.queued === 0;
+      await waitUntil(idle, graceMs);
       stopping.abort();
-      await waitUntil(() => limiter.running === 0 && limiter.queued === 0, 5_000);
+      await waitUntil(idle, 5_000);
       await closed;
       if (metricsServer) await close(metricsServer);
       await pool.close();

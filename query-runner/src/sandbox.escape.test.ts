@@ -100,7 +100,7 @@ const CORPUS: [string, Layer[]][] = [
   ['SELECT * FROM duckdb_extensions()', V],
   ['SELECT * FROM pragma_database_list()', V],
   ["SELECT getenv('HOME')", both],
-  // Issue 12: engine state, settings and versions through a free SELECT
+  // Engine state, settings and versions through a free SELECT
   ['SELECT * FROM enable_peg_parser()', V],
   ['SELECT * FROM disable_peg_parser()', V],
   ['SELECT * FROM pg_settings', V],

@@ -1,7 +1,7 @@
 /**
  * Each runner process works in its own `DATA_DIR/runner-*` folder (a copy of `service.db`, spill
  * files, scratch results). A SIGKILLed runner cannot delete its folder, so every runner, at start,
- * deletes the folders of runners that are gone (issue 12): each folder names its owner in an
+ * deletes the folders of runners that are gone: each folder names its owner in an
  * `owner` file (host and pid); a folder whose owner process no longer exists on this host is
  * stale, and so is a folder without an owner file once it is older than a start can take.
  */

@@ -6,6 +6,8 @@ import { z } from 'zod';
 
 export const MANIFEST_KEY = 'exports/manifest.json';
 export const EXPORTS_PREFIX = 'exports/';
+/** Export versions kept in the object store unless `EXPORT_KEEP_VERSIONS` says otherwise. */
+export const DEFAULT_KEEP_VERSIONS = 3;
 
 export function versionPrefix(version: string): string {
   return `${EXPORTS_PREFIX}${version}/`;

@@ -5,8 +5,19 @@
 import { z } from 'zod';
 
 /**
+ * The defaults of the runner's query limits (`query-runner/src/config.ts` reads them), here so the
+ * API's error catalog can document the same numbers without reaching into the runner's workspace.
+ */
+export const RUNNER_LIMIT_DEFAULTS = {
+  queryTimeoutMs: 30_000,
+  maxRows: 1_000,
+  maxResultBytes: 64 * 1024 * 1024,
+  resultTtlSeconds: 300,
+} as const;
+
+/**
  * One result row. Checked as a plain object, not with `z.record`: a record rebuilds the object and
- * drops a `__proto__` key, so a column named `__proto__` would vanish from the rows (issue 12).
+ * drops a `__proto__` key, so a column named `__proto__` would vanish from the rows.
  */
 export const rowSchema = z.custom<Record<string, unknown>>(
   (value) => value !== null && typeof value === 'object' && !Array.isArray(value),
@@ -15,7 +26,7 @@ export const rowSchema = z.custom<Record<string, unknown>>(
 
 /**
  * Every caller of the runner API except the health, readiness and metrics probes sends this bearer
- * token (issue 22): a Kubernetes Secret in the chart; embedded, the file of that name in DATA_DIR.
+ * token: a Kubernetes Secret in the chart; embedded, the file of that name in DATA_DIR.
  */
 export const RUNNER_TOKEN_FILE = 'runner-token';
 
@@ -126,6 +137,8 @@ export const runnerErrorSchema = z.object({
   code: runnerErrorCodeSchema,
   message: z.string(),
   retryAfterSeconds: z.number().int().positive().optional(),
+  /** Worker time of a run that timed out or hit the memory cap: it counts against the caller's hourly budget. */
+  workerMs: z.number().int().nonnegative().optional(),
 });
 export type RunnerErrorBody = z.infer<typeof runnerErrorSchema>;
 

@@ -1,12 +1,19 @@
 /**
  * The alert rules (charts/uda/files/alerts.rules.yaml): promtool checks them and runs their unit
  * tests; every alert has a unit test that expects it to fire, a runbook paragraph and only reads
- * metrics of the contract in docs/deploy.md.
+ * metrics of the contract in docs/deploy.md. The unit tests' input series are shaped like a real
+ * scrape: each carries exactly the labels its service's registry declares (plus the target labels
+ * Prometheus adds), and `route` values are templates the api really answers under.
  */
 import { describe, it, expect } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import type { Registry } from 'prom-client';
+import { Metrics } from '../../api/src/metrics.ts';
+import { outcomeRegistry } from '../../exporter/src/metrics.ts';
+import { createMetrics } from '../../query-runner/src/metrics.ts';
+import { parseExposition } from '../support/metrics.ts';
 import { chartDir, inContract, metricNamesIn, metricsContract, repo, run, tools } from './support.ts';
 
 const rulesFile = join(chartDir, 'files', 'alerts.rules.yaml');
@@ -78,4 +85,46 @@ describe('alert rules', () => {
     const template = readFileSync(join(chartDir, 'templates', 'monitoring.yaml'), 'utf8');
     expect(template).toContain('.Files.Get "files/alerts.rules.yaml"');
   });
+
+  it('feed their unit tests series with the label sets our processes export', () => {
+    const declared = declaredLabels();
+    const routes = new Set([...Object.keys((JSON.parse(readFileSync(join(repo, 'docs', 'openapi.json'), 'utf8')) as { paths: object }).paths), 'unmatched']);
+    const tests = parse(readFileSync(testsFile, 'utf8')) as { tests: { input_series: { series: string }[] }[] };
+    const problems: string[] = [];
+    for (const { series } of tests.tests.flatMap((test) => test.input_series)) {
+      const [sample] = parseExposition(`${series} 0`);
+      if (!sample || sample.name === 'up') continue; // Prometheus's own series
+      const base = sample.name.replace(/_(bucket|count|sum)$/, '');
+      const expected = declared.get(sample.name) ?? declared.get(base);
+      if (!expected) {
+        problems.push(`${series}: no service registers ${sample.name}`);
+        continue;
+      }
+      const own = Object.keys(sample.labels).filter((label) => !TARGET_LABELS.has(label));
+      const wanted = [...expected, ...(sample.name.endsWith('_bucket') ? ['le'] : [])].sort();
+      if (own.sort().join() !== wanted.join()) problems.push(`${series}: labels ${own.join()} where the registry has ${wanted.join()}`);
+      if (sample.labels.route !== undefined && !routes.has(sample.labels.route)) problems.push(`${series}: ${sample.labels.route} is not a route template`);
+      if (!sample.labels.namespace) problems.push(`${series}: no namespace label (the ServiceMonitor adds one)`);
+    }
+    expect(problems).toEqual([]);
+  });
 });
+
+/** Labels Prometheus adds to a target's series (ServiceMonitor; the Pushgateway's with honor_labels off). */
+const TARGET_LABELS = new Set(['namespace', 'service', 'endpoint', 'job', 'pod', 'container', 'instance', 'exported_job', 'exported_instance']);
+
+/** Metric name → the label names its registry declares, over the api, the query-runner and the exporter. */
+function declaredLabels(): Map<string, string[]> {
+  const exporter = [
+    outcomeRegistry({ ok: true, finishedAt: new Date(), durationSeconds: 1, rows: { t: 1 } }),
+    outcomeRegistry({ ok: false, finishedAt: new Date(), durationSeconds: 1 }),
+  ];
+  const registries: Registry[] = [new Metrics({ defaultMetrics: false }).registry, createMetrics().registry, ...exporter];
+  const declared = new Map<string, string[]>();
+  for (const registry of registries) {
+    for (const metric of registry.getMetricsAsArray()) {
+      declared.set(metric.name, [...((metric as unknown as { labelNames?: string[] }).labelNames ?? [])]);
+    }
+  }
+  return declared;
+}

@@ -60,15 +60,12 @@ export function bodyFor(error: ApiError, ctx: BodyContext): Body {
       return { status: 'error', account_state: ctx.accountState, data: { error: error.message, code: error.code } };
     case ErrorCode.LOOKUP_NOT_FOUND:
       return { status: 'error', account_state: ctx.accountState, data: { error: error.message } };
-    case ErrorCode.QUERY_BACKEND_UNAVAILABLE:
-      // A stored lookup whose runner is away answers in the lookup envelope, like other lookup failures.
-      return ctx.style === 'lookup'
-        ? { status: 'error', account_state: ctx.accountState, data: { error: error.message, code: error.code } }
-        : { status: 'error', message: error.message, code: error.code };
     case ErrorCode.QUERY_INVALID:
     case ErrorCode.QUERY_TIMEOUT:
     case ErrorCode.QUERY_RESULT_TOO_LARGE:
     case ErrorCode.QUERY_BUSY:
+    case ErrorCode.QUERY_BACKEND_UNAVAILABLE:
+    case ErrorCode.RUNNER_BUDGET_EXCEEDED:
     case ErrorCode.SESSION_REQUIRED:
     case ErrorCode.CSRF_REJECTED:
     case ErrorCode.SIGNIN_FAILED:

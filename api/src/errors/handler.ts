@@ -4,6 +4,7 @@
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '@uda/shared/logger';
+import type { Metrics } from '../metrics.ts';
 import { redactUrl } from '@uda/shared/logger';
 import { callerOf, styleOf } from '../request-context.ts';
 import { ApiError } from './api-error.ts';
@@ -16,7 +17,7 @@ export function notFound(): RequestHandler {
   };
 }
 
-export function errorHandler({ logger }: { logger: Logger }): ErrorRequestHandler {
+export function errorHandler({ logger, metrics }: { logger: Logger; metrics?: Metrics }): ErrorRequestHandler {
   return function apiErrorHandler(err: unknown, req, res, next) {
     if (res.headersSent) {
       // A stream broke after the status went out; the only thing left to do is end it.
@@ -25,6 +26,7 @@ export function errorHandler({ logger }: { logger: Logger }): ErrorRequestHandle
       return;
     }
     const error = toApiError(err);
+    metrics?.failedWith(error);
     if (error.code === ErrorCode.INTERNAL_ERROR) {
       logger.error({ err, url: redactUrl(req.originalUrl), requestId: res.getHeader('x-request-id') }, 'unexpected error');
     }

@@ -15,7 +15,7 @@ export const sqlError = z
   .strictObject({
     status: z.literal('error'),
     message: z.string(),
-    code: z.enum(['QUERY_INVALID', 'QUERY_TIMEOUT', 'QUERY_RESULT_TOO_LARGE', 'QUERY_BUSY', 'QUERY_BACKEND_UNAVAILABLE']),
+    code: z.enum(['QUERY_INVALID', 'QUERY_TIMEOUT', 'QUERY_RESULT_TOO_LARGE', 'QUERY_BUSY', 'QUERY_BACKEND_UNAVAILABLE', 'RUNNER_BUDGET_EXCEEDED']),
   })
   .meta({ id: 'SqlError', description: 'A SQL failure: the flat shape with `code`.' });
 
@@ -33,7 +33,7 @@ export const lookupError = z
     data: z.strictObject({
       error: z.string(),
       code: z
-        .enum(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_FORBIDDEN', 'UPSTREAM_BAD_RESPONSE', 'SOURCE_UNAVAILABLE', 'QUERY_BACKEND_UNAVAILABLE', 'INTERNAL_ERROR'])
+        .enum(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_FORBIDDEN', 'UPSTREAM_BAD_RESPONSE', 'SOURCE_UNAVAILABLE', 'INTERNAL_ERROR'])
         .optional()
         .describe('Only on upstream and internal failures.'),
     }),
@@ -131,9 +131,9 @@ export function errorBodySchema(code: ErrorCode, style: ErrorStyle): z.ZodType {
     case 'QUERY_TIMEOUT':
     case 'QUERY_RESULT_TOO_LARGE':
     case 'QUERY_BUSY':
-      return sqlError;
     case 'QUERY_BACKEND_UNAVAILABLE':
-      return style === 'lookup' ? lookupError : sqlError;
+    case 'RUNNER_BUDGET_EXCEEDED':
+      return sqlError;
     case 'AUTH_REQUIRED':
     case 'EXPORT_LIMIT_EXCEEDED':
     case 'SHEET_LIMIT_EXCEEDED':

@@ -1,5 +1,5 @@
 /**
- * The in-process cache of verified keys (issue 16): lookup hash → resolved key, so an authenticated
+ * The in-process cache of verified keys (so a request costs no database round trip): lookup hash → resolved key, so an authenticated
  * request needs no PostgreSQL. Never keyed by the plain key.
  *
  * - Bounded: least recently used entries go first. Unknown keys live in their own, shorter-lived

@@ -1,5 +1,5 @@
 /**
- * Key and tier change announcements (issue 16): every pod caches verified keys, so a revoke,
+ * Key and tier change announcements: every pod caches verified keys, so a revoke,
  * replace or tier change must reach every pod's cache. One interface, two adapters: Redis pub/sub
  * between pods (`changes-redis.ts`), or in-process for the embedded default (one process, nothing
  * to tell).

@@ -9,6 +9,8 @@ export interface HttpOptions {
   userAgent: string;
   timeoutMs: number;
   maxBytes: number;
+  /** Told how long each call took, whatever its outcome (`uda_upstream_request_duration_seconds`). */
+  observe?: (source: string, seconds: number) => void;
 }
 
 export interface UpstreamReply {
@@ -24,6 +26,15 @@ export interface GetOptions {
 }
 
 export async function httpGet(source: string, url: URL, http: HttpOptions, options: GetOptions): Promise<UpstreamReply> {
+  const started = performance.now();
+  try {
+    return await boundedGet(source, url, http, options);
+  } finally {
+    http.observe?.(source, (performance.now() - started) / 1000);
+  }
+}
+
+async function boundedGet(source: string, url: URL, http: HttpOptions, options: GetOptions): Promise<UpstreamReply> {
   const cap = new AbortController();
   const signal = AbortSignal.any([AbortSignal.timeout(http.timeoutMs), cap.signal]);
   let response: Response;

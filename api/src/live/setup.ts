@@ -74,8 +74,8 @@ export function userAgent(contactEmail: string): string {
   return `UnifiedDataAPI/0.1 (live lookups; mailto:${contactEmail})`;
 }
 
-export function createLiveClients(config: LiveConfig): LiveClients {
-  const http: HttpOptions = { userAgent: userAgent(config.contactEmail), timeoutMs: config.timeoutMs, maxBytes: config.maxResponseBytes };
+export function createLiveClients(config: LiveConfig, observe?: HttpOptions['observe']): LiveClients {
+  const http: HttpOptions = { userAgent: userAgent(config.contactEmail), timeoutMs: config.timeoutMs, maxBytes: config.maxResponseBytes, observe };
   return {
     wiki: new WikipediaClient({ baseUrl: config.wikipediaBaseUrl, restBaseUrl: config.wikipediaRestBaseUrl, http }),
     arxiv: new ArxivClient({ baseUrl: config.arxivBaseUrl, http }),
@@ -90,11 +90,13 @@ export interface LiveServices {
   etiquette: Etiquette;
   copies: StaleCopyStore;
   onBackgroundError?: (error: unknown) => void;
+  /** Told the duration of every upstream call (the metrics). */
+  observeUpstream?: HttpOptions['observe'];
 }
 
-export function createLiveDeps({ config, etiquette, copies, onBackgroundError }: LiveServices): LiveDeps {
+export function createLiveDeps({ config, etiquette, copies, onBackgroundError, observeUpstream }: LiveServices): LiveDeps {
   return {
-    clients: createLiveClients(config),
+    clients: createLiveClients(config, observeUpstream),
     etiquette,
     copies,
     breakers: new Breakers({ failureThreshold: config.breakerFailureThreshold, cooldownMs: config.breakerCooldownMs }),

@@ -1,16 +1,12 @@
 /**
  * What a lookup failure means to a caller: live-source failures keep their UPSTREAM_* code (and
- * Retry-After only when the source said how long), a runner that cannot be reached (or is
- * restarting, issue 22) is 503 QUERY_BACKEND_UNAVAILABLE with Retry-After in the lookup envelope,
- * as for SQL; anything else is INTERNAL_ERROR without its text (SPEC "Data source codes").
+ * Retry-After only when the source said how long), a runner that cannot serve it now (unreachable,
+ * its lookup capacity full, out of time) is SOURCE_UNAVAILABLE, 503 with Retry-After, anything else is INTERNAL_ERROR without its text (SPEC "Data source codes").
  */
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { isUpstreamError } from '../live/errors.ts';
 import { RunnerCallError } from '../runners/client.ts';
-import { sqlFailure } from '../sql/runner-errors.ts';
-
-const RUNNER_AWAY = 'The data service for this source is temporarily unavailable. No credit was used; retry after Retry-After seconds.';
 
 export function lookupFailure(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
@@ -19,13 +15,15 @@ export function lookupFailure(error: unknown): ApiError {
     if (error.code === 'UPSTREAM_RATE_LIMITED' && error.retryAfterSeconds) retry['Retry-After'] = String(error.retryAfterSeconds);
     return new ApiError(ErrorCode[error.code], { message: error.message }, retry);
   }
-  if (error instanceof RunnerCallError && error.code === 'QUERY_BACKEND_UNAVAILABLE') {
-    // The SQL mapping's status and Retry-After, with a lookup's message.
-    const away = sqlFailure(error);
-    return new ApiError(away.code, { message: RUNNER_AWAY }, { ...away.headers });
+  if (error instanceof RunnerCallError && NOT_NOW.has(error.code)) {
+    return new ApiError(ErrorCode.SOURCE_UNAVAILABLE, {}, { 'Retry-After': String(error.retryAfterSeconds ?? SOURCE_RETRY_AFTER_S) });
   }
   return new ApiError(ErrorCode.INTERNAL_ERROR);
 }
+
+/** Runner answers that mean "not now": the lookup is a 503 with Retry-After, never a 500 (DECISIONS §4 Fair shares). */
+const NOT_NOW: ReadonlySet<string> = new Set(['QUERY_BACKEND_UNAVAILABLE', 'QUERY_BUSY', 'QUERY_TIMEOUT']);
+const SOURCE_RETRY_AFTER_S = 2;
 
 export function notFound(keywords: string, sourceId: string): ApiError {
   return new ApiError(ErrorCode.LOOKUP_NOT_FOUND, { message: `No results found for "${keywords}" in ${sourceId}` });

@@ -17,7 +17,7 @@ import { lookupFailure, notFound } from './errors.ts';
 import { storedCacheFor } from './stored-cache.ts';
 import type { LookupData, LookupOutcome } from './types.ts';
 
-export type LookupServices = Pick<Services, 'live' | 'runners'>;
+export type LookupServices = Pick<Services, 'live' | 'runners' | 'metrics'>;
 
 export interface LookupRequest {
   /** Source id or alias, any case. */
@@ -41,14 +41,16 @@ export function resolveSource(name: string): Source {
 
 export async function lookup(services: LookupServices, caller: Caller, request: LookupRequest): Promise<LookupOutcome> {
   const source = resolveSource(request.source);
-  let data: LookupData;
-  try {
-    data = source.kind === 'live' ? await searchLive(services, source.id as LiveSource, request) : await searchStored(services, source.id as StoredSourceId, request);
-  } catch (error) {
-    throw lookupFailure(error);
-  }
-  if (data.results.length === 0) throw notFound(request.keywords, source.id);
-  return outcome(caller, source, data);
+  return counted(services, source, async () => {
+    let data: LookupData;
+    try {
+      data = source.kind === 'live' ? await searchLive(services, source.id as LiveSource, request) : await searchStored(services, source.id as StoredSourceId, request);
+    } catch (error) {
+      throw lookupFailure(error);
+    }
+    if (data.results.length === 0) throw notFound(request.keywords, source.id);
+    return outcome(caller, source, data);
+  });
 }
 
 /** `GET /https:/{wikipediaUrl}`: one article, billed as one encyclopedia row. */
@@ -56,14 +58,33 @@ export async function articleLookup(services: LookupServices, caller: Caller, ur
   const ref = parseWikipediaUrl(url);
   if (!ref) throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'Only article URLs of the form https://{lang}.wikipedia.org/wiki/{Title} are supported.' });
   const source = resolveSource('wiki');
-  let live: LiveData;
+  return counted(services, source, async () => {
+    let live: LiveData;
+    try {
+      live = await wikiArticleLookup(ref, services.live);
+    } catch (error) {
+      throw lookupFailure(error);
+    }
+    if (live.results.length === 0) throw notFound(ref.title, source.id);
+    return outcome(caller, source, { source: 'wiki', query: url, ...live });
+  });
+}
+
+/**
+ * `uda_lookups_total{source,outcome}`: one per lookup of a known source, by what it found (`hit`,
+ * `stale` from a stored copy, `miss` when nothing matched) or the error code it failed with. Billing
+ * comes after, so a hit refused for credit still counts as a hit: the source answered.
+ */
+async function counted(services: LookupServices, source: Source, search: () => Promise<LookupOutcome>): Promise<LookupOutcome> {
   try {
-    live = await wikiArticleLookup(ref, services.live);
+    const found = await search();
+    services.metrics.lookups.inc({ source: source.id, outcome: found.data.stale ? 'stale' : 'hit' });
+    return found;
   } catch (error) {
-    throw lookupFailure(error);
+    const code = error instanceof ApiError ? error.code : ErrorCode.INTERNAL_ERROR;
+    services.metrics.lookups.inc({ source: source.id, outcome: code === ErrorCode.LOOKUP_NOT_FOUND ? 'miss' : code });
+    throw error;
   }
-  if (live.results.length === 0) throw notFound(ref.title, source.id);
-  return outcome(caller, source, { source: 'wiki', query: url, ...live });
 }
 
 async function searchLive(services: LookupServices, source: LiveSource, request: LookupRequest): Promise<LookupData> {

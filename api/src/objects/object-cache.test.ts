@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestBucket, type TestBucket } from '../../../test/support/s3.ts';
 import { Metrics } from '../metrics.ts';
+import { reader } from '../../../test/support/metrics.ts';
 import { ObjectCache } from './object-cache.ts';
 import { sendObject, type SendOutcome } from './send-object.ts';
 
@@ -196,7 +197,7 @@ describe('object cache', () => {
 
   it('evicts the least recently used files to stay within its bound, and skips objects larger than it', async () => {
     const maxBytes = 5 * MB;
-    const { cache, dir } = await openCache(maxBytes);
+    const { cache, dir, metrics } = await openCache(maxBytes);
     const { base, outcomes } = await serve(cache);
     const files = ['a', 'b', 'c', 'd'].map((name) => ({ name: `evict-${name}.bin`, bytes: randomBytes(2 * MB) }));
     for (const file of files) await put(file.name, file.bytes);
@@ -214,6 +215,8 @@ describe('object cache', () => {
     expect(bytes).toBeLessThanOrEqual(maxBytes);
     expect(names).toHaveLength(2);
     expect(cache.heldBytes).toBe(bytes);
+    // Four 2 MB files were filled and two are kept: uda_object_cache_evictions_total counts the two that went.
+    expect(await reader(metrics.registry)('uda_object_cache_evictions_total')).toBe(2);
     // c and d are the two kept: reading them again adds no file.
     for (const file of [files[2]!, files[3]!]) expect((await body(await fetch(`${base}/${file.name}`))).equals(file.bytes)).toBe(true);
     expect((await onDisk(dir)).names.sort()).toEqual(names.sort());

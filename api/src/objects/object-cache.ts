@@ -1,6 +1,6 @@
 /**
  * A bounded disk cache, per pod, of the immutable objects the API serves (export files and stored
- * results; issue 16). An S3 GET through the API costs the pod's CPU twice (the S3 socket in, the
+ * results). An S3 GET through the API costs the pod's CPU twice (the S3 socket in, the
  * client's out) and the S3 server's CPU besides; a local file costs one read and one write, so a
  * repeated download or range read runs at the speed of the client's socket.
  *

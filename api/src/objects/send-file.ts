@@ -1,5 +1,5 @@
 /**
- * Writes a byte range of an open file to an HTTP response through two reused buffers (issue 16).
+ * Writes a byte range of an open file to an HTTP response through two reused buffers.
  * `fs.createReadStream` allocates a fresh buffer for every chunk; at hundreds of MB/s that is
  * enough external memory to set off a full garbage collection every few dozen MB, which was the
  * largest share of the API's CPU in the export profile. Here one buffer is read from the disk

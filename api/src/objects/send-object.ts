@@ -29,6 +29,8 @@ export interface SendObjectOptions {
   readonly info?: ObjectInfo;
   /** Extra headers for every answer (metering, rate limits). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** Counts the body bytes sent (`uda_export_bytes_streamed_total`), whole or cut. */
+  readonly sentBytes?: { inc(bytes: number): void };
 }
 
 export type SendOutcome =
@@ -62,6 +64,19 @@ export async function sendObject(req: IncomingMessage, res: ServerResponse, opti
     return { status, info, bodyBytes: 0, complete: true };
   }
 
+  const outcome = await sendBody(res, options, info, range, length, status);
+  if (outcome.status !== 404) options.sentBytes?.inc(outcome.bodyBytes);
+  return outcome;
+}
+
+async function sendBody(
+  res: ServerResponse,
+  options: SendObjectOptions,
+  info: ObjectInfo,
+  range: ByteRange | undefined,
+  length: number,
+  status: 200 | 206,
+): Promise<SendOutcome> {
   const cached = await options.cache?.openHit(info);
   if (cached) {
     // undefined: the client went away, or the file failed, part-way; the response is cut, and says so.

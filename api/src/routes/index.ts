@@ -27,7 +27,7 @@ import { mcpRoutes } from './mcp/routes.ts';
 import { queryRoutes } from './query/routes.ts';
 import type { RouteDeclaration, RouteDef } from './types.ts';
 import { usageRoutes } from './usage/routes.ts';
-import { unreadableBody, validateInput } from './validate.ts';
+import { readJsonBody, validateInput } from './validate.ts';
 
 export const API_ROUTES: readonly RouteDeclaration[] = [
   ...docsRoutes(openApiDocument),
@@ -75,7 +75,7 @@ export function registerRoutes(app: Express, routes: readonly RouteDef[], servic
     const { guards: routeGuards, rest } = liftGuards(route.handlers);
     const limits = [guards.burst, ...routeGuards];
     const authenticateCaller = route.queryToken ? withToken : headerOnly;
-    const body = route.method === 'get' || route.method === 'head' ? [] : [json, unreadableBody(route.doc)];
+    const body = route.method === 'get' || route.method === 'head' ? [] : [readJsonBody(route.doc, json)];
     // Tag, authentication and limits as one handler: they run on every request of the route, and
     // each handler of a route is another dispatch through the router.
     const enter: RequestHandler = async function enterRoute(req, res, next) {

@@ -3,7 +3,7 @@
  * path parameters, query and JSON body in the OpenAPI document refuse bad input before its handler
  * runs, with the route's error code and the first issue's message.
  */
-import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { z } from 'zod';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
@@ -30,16 +30,21 @@ export function validateInput(path: string | RegExp, doc: RouteDoc): RequestHand
 }
 
 /**
- * A JSON body the parser could not read answers like any other invalid input of the route: with
- * its code (SPEC: a SQL route's 400 is `QUERY_INVALID` in the flat shape), not a generic one.
+ * Reads a JSON body, after the route's limits (`registerRoutes`): a refused request never gets
+ * here, so its body is never read. Only the parser's own failures become the route's invalid
+ * input (SPEC: a SQL route's 400 is `QUERY_INVALID` in the flat shape); an error raised before
+ * this step, such as a limit's 429, passes by untouched, as it never enters this handler.
  */
-export function unreadableBody(doc: RouteDoc | undefined): ErrorRequestHandler {
+export function readJsonBody(doc: RouteDoc | undefined, parse: RequestHandler): RequestHandler {
   const code = doc?.invalidInput ?? ErrorCode.INVALID_INPUT;
-  return function unreadableJsonBody(error: unknown, _req, _res, next) {
-    const status = (error as { status?: unknown } | null)?.status;
-    if (typeof status !== 'number' || status < 400 || status >= 500) return next(error);
-    const notJson = (error as { type?: unknown }).type === 'entity.parse.failed';
-    next(new ApiError(code, { message: notJson ? 'The request body is not valid JSON.' : 'The request body could not be read.' }));
+  return function readJsonRequestBody(req, res, next) {
+    parse(req, res, (error?: unknown) => {
+      if (error === undefined || error === null) return next();
+      const status = (error as { status?: unknown }).status;
+      if (typeof status !== 'number' || status < 400 || status >= 500) return next(error);
+      const notJson = (error as { type?: unknown }).type === 'entity.parse.failed';
+      next(new ApiError(code, { message: notJson ? 'The request body is not valid JSON.' : 'The request body could not be read.' }));
+    });
   };
 }
 

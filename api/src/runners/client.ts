@@ -34,11 +34,17 @@ export class RunnerCallError extends Error {
   override readonly name = 'RunnerCallError';
   readonly code: RunnerErrorCode;
   readonly retryAfterSeconds: number | undefined;
+  /**
+   * Runner time a run took without a result: the runner's worker time of a timeout or memory kill,
+   * or the time we waited before giving up. It counts against the caller's budget (DECISIONS §4).
+   */
+  readonly workerMs: number | undefined;
 
-  constructor(code: RunnerErrorCode, message: string, retryAfterSeconds?: number) {
+  constructor(code: RunnerErrorCode, message: string, retryAfterSeconds?: number, workerMs?: number) {
     super(message);
     this.code = code;
     this.retryAfterSeconds = retryAfterSeconds;
+    this.workerMs = workerMs;
   }
 }
 
@@ -69,9 +75,12 @@ export class RunnerClient {
     this.options = options;
   }
 
-  /** The stored result while its window is open, otherwise the query runs: one call either way. */
-  runQuery(request: RunQueryRequest): Promise<RunnerResult> {
-    return this.call(request.queryId, '/v1/queries', { method: 'POST', body: JSON.stringify(request) }, resultOf);
+  /**
+   * The stored result while its window is open, otherwise the query runs: one call either way.
+   * `signal`: the caller went away; the call is dropped, and the runner then kills the query.
+   */
+  runQuery(request: RunQueryRequest, signal?: AbortSignal): Promise<RunnerResult> {
+    return this.call(request.queryId, '/v1/queries', { method: 'POST', body: JSON.stringify(request) }, resultOf, signal);
   }
 
   /** A stored result in a format, produced lazily by the runner on first ask; never runs SQL. */
@@ -90,31 +99,36 @@ export class RunnerClient {
     return this.call(request.key, '/v1/sheets/search', { method: 'POST', body: JSON.stringify(request) }, jsonOf(sheetSearchResponseSchema));
   }
 
-  private async call<T>(routeKey: string, path: string, init: { method: string; body?: string }, parse: BodyParser<T>): Promise<T> {
+  private async call<T>(routeKey: string, path: string, init: { method: string; body?: string }, parse: BodyParser<T>, caller?: AbortSignal): Promise<T> {
     const runners = rankRunners(routeKey, this.options.pool.ready());
+    const deadline = AbortSignal.timeout(this.options.requestTimeoutMs);
+    // Dropping the connection is how the runner learns we stopped waiting: it then kills the query.
+    const signal = caller ? AbortSignal.any([deadline, caller]) : deadline;
+    const started = performance.now();
+    const gaveUp = () => (signal.aborted ? this.unavailable(Math.round(performance.now() - started)) : this.unavailable());
     for (const runner of runners) {
       let response: Response;
       try {
         response = await fetch(`${runner}${path}`, {
           ...init,
           headers: { 'Content-Type': 'application/json', Accept: `${RESULT_ENVELOPE_TYPE}, application/json`, ...runnerAuthorization(this.options.token) },
-          signal: AbortSignal.timeout(this.options.requestTimeoutMs),
+          signal,
         });
       } catch (error) {
         if (connectionRefused(error)) continue;
-        throw this.unavailable();
+        throw gaveUp();
       }
-      return this.parse(response, parse);
+      return this.parse(response, parse, gaveUp);
     }
     throw this.unavailable();
   }
 
-  private async parse<T>(response: Response, parse: BodyParser<T>): Promise<T> {
+  private async parse<T>(response: Response, parse: BodyParser<T>, gaveUp: () => RunnerCallError): Promise<T> {
     let body: Buffer;
     try {
       body = Buffer.from(await response.arrayBuffer());
     } catch {
-      throw this.unavailable();
+      throw gaveUp();
     }
     if (response.ok) {
       try {
@@ -125,14 +139,16 @@ export class RunnerClient {
     }
     const error = runnerErrorSchema.safeParse(parsedJson(body));
     if (!error.success) throw this.unavailable();
-    throw new RunnerCallError(error.data.code, error.data.message, error.data.retryAfterSeconds);
+    throw new RunnerCallError(error.data.code, error.data.message, error.data.retryAfterSeconds, error.data.workerMs);
   }
 
-  private unavailable(): RunnerCallError {
+  /** `waitedMs`: we stopped waiting (deadline, caller gone) after this long, while the runner worked. */
+  private unavailable(waitedMs?: number): RunnerCallError {
     return new RunnerCallError(
       'QUERY_BACKEND_UNAVAILABLE',
       'The query service is temporarily unavailable. Nothing was charged; please retry.',
       this.options.unavailableRetryAfterSeconds ?? 5,
+      waitedMs,
     );
   }
 }

@@ -5,6 +5,7 @@
  */
 import { allTables } from '@uda/shared/catalog';
 import { type RunnerClient, rowsOf } from '../runners/client.ts';
+import type { FairCaller, FairShare } from '../fair/fair-share.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { queryIdOf } from '../sql/query-id.ts';
@@ -15,6 +16,7 @@ import type { DatasetRow } from './store.ts';
 
 export interface SheetQueryDeps extends SheetDeps {
   readonly runners: RunnerClient;
+  readonly fairShare: FairShare;
 }
 
 export const MAX_SEARCH_ROWS = 1000;
@@ -42,18 +44,19 @@ export async function searchSheet(deps: SheetQueryDeps, accountId: string, idOrS
 
 export async function querySheet(
   deps: SheetQueryDeps,
-  accountId: string,
+  caller: FairCaller,
   idOrSlug: string,
   sql: string,
 ): Promise<SheetRows & { sql_executed: string }> {
+  const { accountId } = caller;
   const row = await ownedSheet(deps, accountId, idOrSlug);
   const key = readyKey(row);
   const names = [...new Set(['sheet', sqlNameOf(row.slug)])];
-  const response = await deps.runners
-    .runQuery({ queryId: sheetQueryId(accountId, row, sql), sql, format: 'json', datasets: names.map((name) => ({ name, key })) })
-    .catch((error: unknown) => {
-      throw sqlFailure(error);
-    });
+  const run = { queryId: sheetQueryId(accountId, row, sql), sql, format: 'json' as const, datasets: names.map((name) => ({ name, key })) };
+  // User SQL: the same fair share as /api/v1/query (DECISIONS §4).
+  const response = await deps.fairShare.run(caller, () => deps.runners.runQuery(run)).catch((error: unknown) => {
+    throw sqlFailure(error);
+  });
   // This route is uncharged (DECISIONS §3), so it reads only the sheet: a public table here would
   // be free data. Joins with public tables belong to /api/v1/query, which bills them.
   if (response.result.tables.some((table) => PUBLIC_TABLES.has(table))) {

@@ -29,7 +29,7 @@ import { resolveDatasets } from '../sheets/resolve.ts';
 import { backendUnavailable, sqlFailure } from './runner-errors.ts';
 import { type SqlUsage, usageOf } from './usage.ts';
 
-export type SqlServices = Pick<Services, 'store' | 'runners' | 'db'>;
+export type SqlServices = Pick<Services, 'store' | 'runners' | 'db' | 'fairShare'>;
 
 /** Gives back what `beforeExecute` took, when the query never ran. */
 export type Undo = () => Promise<void>;
@@ -54,6 +54,8 @@ export interface RunSqlHooks {
   readonly beforeExecute?: () => Promise<Undo | void>;
   /** Whether the caller paid for a stored result of this query within its window: then it is read, not run. */
   readonly alreadyPaid?: (queryId: string) => Promise<boolean>;
+  /** Aborts when the client went away: the runner call is dropped, and the runner kills the query. */
+  readonly signal?: AbortSignal;
 }
 
 export interface SqlResult {
@@ -81,7 +83,7 @@ export async function runSql(services: SqlServices, caller: SqlCaller, request: 
   if (!validation.ok) throw new ApiError(ErrorCode.QUERY_INVALID, { message: validation.message });
   const target = await targeting!;
   const run = { ...target.run, format: request.format };
-  const response = await storedOrRun(services, run, target.paid, hooks);
+  const response = await storedOrRun(services, caller, run, target.paid, hooks);
   return {
     queryId: run.queryId,
     cached: response.cached,
@@ -105,7 +107,7 @@ async function targetOf(services: SqlServices, caller: SqlCaller, sql: string, d
 }
 
 /** One runner call: the stored result or a run, with the run's checks taken first (see the top). */
-async function storedOrRun(services: SqlServices, run: RunQueryRequest, alreadyPaid: boolean, hooks: RunSqlHooks): Promise<RunnerResult> {
+async function storedOrRun(services: SqlServices, caller: SqlCaller, run: RunQueryRequest, alreadyPaid: boolean, hooks: RunSqlHooks): Promise<RunnerResult> {
   if (alreadyPaid) {
     const paid = await stored(services, run.queryId, run.format);
     if (paid) return paid;
@@ -118,7 +120,8 @@ async function storedOrRun(services: SqlServices, run: RunQueryRequest, alreadyP
     if (!response) throw refusal;
     return response;
   }
-  const response = await services.runners.runQuery(run).catch(async (error: unknown) => {
+  // The caller's fair share is decided before any runner slot is taken (DECISIONS §4).
+  const response = await services.fairShare.run(caller, () => services.runners.runQuery(run, hooks.signal)).catch(async (error: unknown) => {
     const failure = sqlFailure(error);
     if (neverRan(failure)) await undo?.();
     throw failure;
@@ -134,7 +137,7 @@ function tenantOf(accountId: string): string {
 
 /** The runner refused before running: the request counts toward nothing (DECISIONS §4). */
 function neverRan(failure: ApiError): boolean {
-  return failure.code === ErrorCode.QUERY_BUSY || failure.code === ErrorCode.QUERY_BACKEND_UNAVAILABLE;
+  return failure.code === ErrorCode.QUERY_BUSY || failure.code === ErrorCode.QUERY_BACKEND_UNAVAILABLE || failure.code === ErrorCode.RUNNER_BUDGET_EXCEEDED;
 }
 
 /** The stored result while the window is open; undefined when the query has to run. */

@@ -142,7 +142,7 @@ export interface paths {
         put?: never;
         /**
          * MCP endpoint (stateless Streamable HTTP, JSON responses)
-         * @description Tools: `search_service {source, query, limit?}` (the lookup and price of `GET /{source}/{keywords}`), `list_sources {}` (free) and `run_sql {sql, datasetIds?}` (needs a key; the billing of `POST /api/v1/query`). Tool failures are `isError: true` results with HTTP 200. Never an authentication error: without a valid key the calls use the anonymous allowance, and a request whose calls would exceed it gets the REST 429 body.
+         * @description Tools: `search_service {source, query, limit?}` (the lookup and price of `GET /{source}/{keywords}`), `list_sources {}` (free) and `run_sql {sql, datasetIds?}` (needs a key; the billing of `POST /api/v1/query`). Tool failures are `isError: true` results with HTTP 200. Never an authentication error: without a valid key the calls use the anonymous allowance. Every call counts: each message of a JSON-RPC batch (at most 10 messages; a larger batch is a JSON-RPC error with HTTP 400) is one request to the burst limit, and each `search_service`/`run_sql` call of an anonymous caller one use of the allowance. A call past a limit gets that limit's error as its own answer (a tool call an `isError` result) while the calls before it run; when no call can run, the answer is the limit's REST 429.
          */
         post: operations["mcp"];
         /** DELETE /mcp is not offered (stateless, POST-only) */
@@ -324,7 +324,7 @@ export interface components {
             status: "error";
             message: string;
             /** @enum {string} */
-            code: "QUERY_INVALID" | "QUERY_TIMEOUT" | "QUERY_RESULT_TOO_LARGE" | "QUERY_BUSY" | "QUERY_BACKEND_UNAVAILABLE";
+            code: "QUERY_INVALID" | "QUERY_TIMEOUT" | "QUERY_RESULT_TOO_LARGE" | "QUERY_BUSY" | "QUERY_BACKEND_UNAVAILABLE" | "RUNNER_BUDGET_EXCEEDED";
         };
         /** @description Export, SQL and connected-sheet routes. */
         FlatError: {
@@ -391,7 +391,7 @@ export interface components {
                  * @description Only on upstream and internal failures.
                  * @enum {string}
                  */
-                code?: "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_BAD_RESPONSE" | "SOURCE_UNAVAILABLE" | "QUERY_BACKEND_UNAVAILABLE" | "INTERNAL_ERROR";
+                code?: "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_BAD_RESPONSE" | "SOURCE_UNAVAILABLE" | "INTERNAL_ERROR";
             };
         };
         /** @description 402 on data lookups. Nothing was charged. */
@@ -601,7 +601,7 @@ export interface operations {
                     "application/json": components["schemas"]["SqlError"];
                 };
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -611,7 +611,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -827,7 +827,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -837,7 +837,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -1053,7 +1053,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1063,7 +1063,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -1279,7 +1279,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1289,7 +1289,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -1505,7 +1505,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1515,7 +1515,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -2780,7 +2780,7 @@ export interface operations {
                     "application/json": components["schemas"]["SqlError"];
                 };
             };
-            /** @description SHEET_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description SHEET_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -2790,7 +2790,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -2910,7 +2910,7 @@ export interface operations {
                     "application/json": components["schemas"]["SqlError"];
                 };
             };
-            /** @description SHEET_LIMIT_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description SHEET_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -2920,7 +2920,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"] | components["schemas"]["RateLimited"];
                     "text/plain": string;
                 };
             };
@@ -3036,7 +3036,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, INTERNAL_ERROR. See docs/errors.md. */
+            /** @description INTERNAL_ERROR. See docs/errors.md. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3054,14 +3054,14 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LookupError"];
+                    "application/json": components["schemas"]["LookupError"] | components["schemas"]["SqlError"];
                 };
             };
         };
@@ -3157,7 +3157,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, INTERNAL_ERROR. See docs/errors.md. */
+            /** @description INTERNAL_ERROR. See docs/errors.md. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3175,14 +3175,14 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LookupError"];
+                    "application/json": components["schemas"]["LookupError"] | components["schemas"]["SqlError"];
                 };
             };
         };
@@ -3283,7 +3283,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, INTERNAL_ERROR. See docs/errors.md. */
+            /** @description INTERNAL_ERROR. See docs/errors.md. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3301,14 +3301,14 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LookupError"];
+                    "application/json": components["schemas"]["LookupError"] | components["schemas"]["SqlError"];
                 };
             };
         };
@@ -3409,7 +3409,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, INTERNAL_ERROR. See docs/errors.md. */
+            /** @description INTERNAL_ERROR. See docs/errors.md. */
             500: {
                 headers: {
                     [name: string]: unknown;
@@ -3427,14 +3427,14 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LookupError"];
+                    "application/json": components["schemas"]["LookupError"] | components["schemas"]["SqlError"];
                 };
             };
         };

@@ -90,7 +90,7 @@ async function convert(sandbox: Sandbox, request: IngestRequest, header: string[
 }
 
 /**
- * Sheet bombs (issue 12): counts rows and the bytes of every value as text, reading at most one
+ * Sheet bombs (a small upload that expands to a huge table): counts rows and the bytes of every value as text, reading at most one
  * row past the ceiling, so a file that expands to millions of rows stops at the limit.
  */
 async function checkExpandedSize(sandbox: Sandbox, reader: string, source: readonly SheetColumn[], limits: IngestLimits): Promise<void> {

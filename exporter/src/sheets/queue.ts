@@ -38,7 +38,7 @@ export function giveUpMessage(maxAttempts: number): string {
  * workers never wait on or take the same row. A row that already used every attempt (its workers
  * crashed) is marked failed instead, so nothing stays `processing` forever.
  *
- * Fair between accounts (issue 22): one account's backlog must not hold up another's upload. The
+ * Fair between accounts: one account's backlog must not hold up another's upload. The
  * order is the account with the fewest jobs in flight, then the one served longest ago (its last
  * finished sheet; never served first), then the oldest upload: with one worker that is round-robin
  * over the accounts that wait, and with several no account takes a second worker while another

@@ -128,7 +128,7 @@ describe('sheets worker: jobs', () => {
     expect(await sheetRow(database.db, id)).toMatchObject({ status: 'ready', attempts: 1 });
   });
 
-  // Issue 22: an account's backlog held every later upload of every other account.
+  // Before fair claims, an account's backlog held every later upload of every other account.
   it("serves accounts in turn: one account's backlog holds up another's upload by one job at most", async () => {
     const heavy = randomUUID();
     const light = randomUUID();

@@ -169,6 +169,8 @@ describe('errors', () => {
     const first = await postQuery(runner.url, body);
     expect(first.status).toBe(408);
     expect(first.body.code).toBe('QUERY_TIMEOUT');
+    // The worker time it took, which the API counts against the caller's budget (DECISIONS §4).
+    expect(runnerErrorSchema.parse(first.body).workerMs).toBeGreaterThan(0);
     expect((await postQuery(runner.url, body)).status).toBe(408);
     expect(await counterValue(runner.metricsUrl, 'uda_query_timeouts_total')).toBeGreaterThanOrEqual(2);
   });

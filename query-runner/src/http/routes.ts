@@ -47,11 +47,11 @@ export function createApp(deps: AppDeps): express.Express {
   });
   if (deps.serveMetrics) app.get('/metrics', metricsHandler(deps.metrics));
   app.use(requireRunnerToken({ token: deps.token }));
-  app.post('/v1/queries', timed(deps, async (req) => {
+  app.post('/v1/queries', timed(deps, async (req, res) => {
     if (!deps.accepting()) throw new RunnerError('QUERY_BACKEND_UNAVAILABLE', 'The query runner is shutting down.', 1);
     const parsed = runQueryRequestSchema.safeParse(req.body);
     if (!parsed.success) throw new RunnerError('QUERY_INVALID', `Invalid request: ${z.prettifyError(parsed.error)}`);
-    return deps.service.run(parsed.data);
+    return deps.service.run(parsed.data, callerGone(res));
   }));
   app.get('/v1/results/:queryId/:format', timed(deps, async (req) => {
     const parsed = resultParams.safeParse(req.params);
@@ -81,12 +81,24 @@ export function metricsHandler(metrics: RunnerMetrics) {
   };
 }
 
+/**
+ * Aborts when the connection closes before the answer was sent: the API gave up (its deadline, its
+ * own client gone), so the query's worker is killed at once instead of running on for nobody.
+ */
+function callerGone(res: Response): AbortSignal {
+  const gone = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) gone.abort(unavailableError('The caller stopped waiting for the query.', 1));
+  });
+  return gone.signal;
+}
+
 /** Runs a handler, records its duration by outcome, and validates the response head. */
-function timed(deps: AppDeps, handler: (req: Request) => Promise<ServedResult>) {
+function timed(deps: AppDeps, handler: (req: Request, res: Response) => Promise<ServedResult>) {
   return async function timedRoute(req: Request, res: Response) {
     const stop = deps.metrics.duration.startTimer();
     try {
-      const served = await handler(req);
+      const served = await handler(req, res);
       const head = queryResultHeadSchema.parse(served.head);
       stop({ outcome: head.cached ? 'cached' : 'ok' });
       sendResult(req, res, head, served.rowsJson);

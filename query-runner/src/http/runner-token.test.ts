@@ -1,5 +1,5 @@
 /**
- * The runner answers only callers with its token (issue 22): every route but the probes is 401
+ * The runner answers only callers with its token: every route but the probes is 401
  * without it or with a wrong one, and the same requests with it are served.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

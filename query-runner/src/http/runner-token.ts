@@ -1,6 +1,6 @@
 /**
  * The runner runs SQL for whoever reaches its port, so every route but the probes asks for the
- * bearer token its callers share (issue 22; the NetworkPolicy stays as the outer wall). Compared in
+ * bearer token its callers share (the NetworkPolicy stays as the outer wall). Compared in
  * constant time over SHA-256 digests, so neither the token's bytes nor its length leak by timing.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';

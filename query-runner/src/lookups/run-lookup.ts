@@ -1,6 +1,6 @@
 /**
- * Runs a stored-source lookup on the current database version, inside the same deadline and
- * concurrency limiter as user SQL: the version's in-memory index ranks the matches (`rank.ts`),
+ * Runs a stored-source lookup on the current database version, inside the query deadline and on
+ * the limiter of our own work, which user SQL cannot take (DECISIONS §4 Fair shares): the version's in-memory index ranks the matches (`rank.ts`),
  * bounded by the deadline's clock, then the page's rows, at most `limit` of them, are read from
  * the version's page store (`page-store.ts`). DuckDB is not involved per lookup: both were
  * prepared from the version's tables by our own SQL when it was opened.

@@ -57,4 +57,52 @@ describe('query pool', () => {
     await fair.close();
     await Promise.all(runaways);
   });
+
+  const poolOf = (size: number, name: string) =>
+    createQueryPool({
+      size, maxRssBytes: 2 * 1024 ** 3, killGraceMs: 500, rssPollMs: 100, logger: createLogger({ name, level: 'silent' }),
+      sandboxLimits: { memoryLimit: '256MB', threads: 1, maxTempSize: '64MB', tempDirectory: join(dir, `tmp-${name}`) },
+    });
+  const endless = (name: string, timeoutMs = 10_000) => ({ ...task('SELECT count(*) FROM range(100000000000) a', name), limits: { ...limits, timeoutMs } });
+
+  it('hands a freed worker to the waiting tenant that holds the fewest workers, not to the oldest waiter', async () => {
+    const fair = poolOf(4, 'pool-turns');
+    const order: string[] = [];
+    const track = (name: string, outcome: Promise<unknown>) => outcome.then(() => order.push(name), () => order.push(name));
+    // Tenants a and b each hold their cap (2 of 4 workers); a's first query ends soon at its deadline.
+    const running = [
+      track('a1', fair.run(endless('a1', 500), undefined, 'tenant-a')),
+      track('a2', fair.run(endless('a2'), undefined, 'tenant-a')),
+      track('b1', fair.run(endless('b1'), undefined, 'tenant-b')),
+      track('b2', fair.run(endless('b2'), undefined, 'tenant-b')),
+    ];
+    // a3 waits first, then d1 (a tenant holding nothing): d1 gets a1's worker, a3 the next one.
+    const a3 = track('a3', fair.run(task('SELECT 3 AS n', 'a3'), undefined, 'tenant-a'));
+    const d1 = track('d1', fair.run(task('SELECT 4 AS n', 'd1'), undefined, 'tenant-d'));
+    await Promise.all([a3, d1]);
+    expect(order).toEqual(['a1', 'd1', 'a3']);
+    await fair.close();
+    await Promise.all(running);
+  });
+
+  it('refuses a query that waited past its bound, and a query whose caller left gives its worker back', async () => {
+    const single = poolOf(1, 'pool-bounds');
+    const caller = new AbortController();
+    const running = single.run(endless('held'), caller.signal, 'tenant-a');
+    const waited = await single.run(task('SELECT 1 AS n', 'late'), undefined, 'tenant-b', Date.now() + 200).catch((e: unknown) => e);
+    expect(waited).toMatchObject({ code: 'QUERY_BACKEND_UNAVAILABLE', retryAfterSeconds: 1 });
+    caller.abort();
+    await expect(running).rejects.toMatchObject({ code: 'QUERY_BACKEND_UNAVAILABLE' });
+    // The killed worker is replaced: the next query runs long before the endless one's deadline would have come.
+    expect((await single.run(task('SELECT 2 AS n', 'after'), undefined, 'tenant-b')).rows).toEqual([{ n: 2 }]);
+    await single.close();
+  });
+
+  it('a timeout reports the worker time it took, for the caller\'s budget', async () => {
+    const single = poolOf(1, 'pool-spent');
+    const error = await single.run(endless('spent', 300)).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'QUERY_TIMEOUT', workerMs: expect.any(Number) });
+    expect((error as { workerMs: number }).workerMs).toBeGreaterThan(0);
+    await single.close();
+  });
 });

@@ -1,5 +1,5 @@
 /**
- * The hard deadline and the memory cap (issue 12). User SQL runs in a small pool of worker
+ * The hard deadline and the memory cap. User SQL runs in a small pool of worker
  * processes; DuckDB's `interrupt()` ends most queries at the deadline inside the worker, and what
  * it cannot interrupt (one huge scalar call: `repeat('x', 4e9)`, a quadratic `levenshtein`) the
  * runner ends by killing the worker: at the deadline plus a short grace, or as soon as the
@@ -7,6 +7,9 @@
  * costs only its own query: other queries run in other workers, and the runner process itself
  * never executes user SQL. One tenant (caller) runs on at most half the workers, so even many
  * runaways from one caller leave workers for everyone else; its other queries wait their turn.
+ * The turn is fair (`fair-turns.ts`): a freed worker goes to the waiting query whose tenant holds
+ * the fewest workers, then the one served longest ago, then the oldest; a wait ends at its `waitUntil` (503, retry), and a query whose caller
+ * stopped waiting (`signal`) leaves the queue, or has its worker killed when it already runs.
  */
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -15,6 +18,7 @@ import type { Logger } from '@uda/shared/logger';
 import { RunnerError, timeoutError, unavailableError } from '../errors.ts';
 import type { SandboxLimits } from '../sandbox.ts';
 import type { TaskMessage, WorkerMessage, WorkerOutcome } from './protocol.ts';
+import { createFairTurns } from '../fair-turns.ts';
 
 export interface PoolOptions {
   /** Workers at most; more queries wait for one to be free. */
@@ -33,8 +37,11 @@ export interface PoolOptions {
 export type PoolTask = Omit<TaskMessage, 'kind' | 'id'>;
 
 export interface QueryPool {
-  /** `tenant`: the caller's opaque key; queries without one are not capped. */
-  run(task: PoolTask, signal?: AbortSignal, tenant?: string): Promise<WorkerOutcome>;
+  /**
+   * `tenant`: the caller's opaque key; queries without one are not capped. `waitUntil`: epoch ms
+   * after which a query still waiting for a worker is refused.
+   */
+  run(task: PoolTask, signal?: AbortSignal, tenant?: string, waitUntil?: number): Promise<WorkerOutcome>;
   /** Resolves once a worker is started and ready (the bench measures kill → ready). */
   warm(): Promise<void>;
   close(): Promise<void>;
@@ -45,6 +52,17 @@ export const memoryError = (maxRssBytes: number) =>
     'QUERY_INVALID',
     `The query needed more than ${Math.round(maxRssBytes / (1024 * 1024))} MB of memory and was stopped. Compute smaller values or read fewer rows.`,
   );
+
+const waitedTooLongError = () => unavailableError('Every query worker stayed busy longer than a query may wait; retry shortly.', 1);
+const stoppedError = (signal: AbortSignal | undefined) =>
+  signal?.reason instanceof RunnerError ? signal.reason : unavailableError('The query runner is shutting down; retry the query.', 1);
+
+/** A query that waits for a worker. */
+interface Waiter {
+  readonly tenant: string | undefined;
+  resolve(worker: Worker): void;
+  reject(error: unknown): void;
+}
 
 /** The worker died before it received the task; `reported` is what the caller gets if a retry is not possible. */
 class NotStarted extends Error {
@@ -66,17 +84,11 @@ interface Worker {
 
 export function createQueryPool(options: PoolOptions): QueryPool {
   const workers = new Set<Worker>();
-  const waiting: { tenant: string | undefined; resolve(worker: Worker): void; reject(error: unknown): void }[] = [];
+  const waiting: Waiter[] = [];
   /** Workers each tenant holds now; a tenant at `perTenant` waits even when a worker is idle. */
-  const running = new Map<string, number>();
+  const turns = createFairTurns();
   const perTenant = Math.max(1, Math.floor(options.size / 2));
-  const underCap = (tenant: string | undefined) => tenant === undefined || (running.get(tenant) ?? 0) < perTenant;
-  const hold = (tenant: string | undefined, delta: number) => {
-    if (tenant === undefined) return;
-    const count = (running.get(tenant) ?? 0) + delta;
-    if (count > 0) running.set(tenant, count);
-    else running.delete(tenant);
-  };
+  const underCap = (tenant: string | undefined) => tenant === undefined || turns.heldBy(tenant) < perTenant;
   let nextId = 1;
   let closed = false;
 
@@ -98,22 +110,40 @@ export function createQueryPool(options: PoolOptions): QueryPool {
     return worker;
   };
 
-  const acquire = async (tenant: string | undefined): Promise<Worker> => {
+  const acquire = async (tenant: string | undefined, signal: AbortSignal | undefined, waitUntil: number | undefined): Promise<Worker> => {
     const idle = underCap(tenant) ? ([...workers].find((w) => !w.busy && isAlive(w)) ?? (workers.size < options.size ? spawn() : undefined)) : undefined;
     // Counted before any await, so two queries of one tenant cannot both pass the cap.
-    hold(tenant, 1);
     if (idle) {
+      turns.take(tenant);
       idle.busy = true;
       return idle;
     }
-    hold(tenant, -1);
-    return new Promise<Worker>((resolve, reject) => waiting.push({ tenant, resolve, reject }));
+    return new Promise<Worker>((resolve, reject) => {
+      const waiter: Waiter = { tenant, resolve, reject };
+      const leave = (error: unknown) => {
+        const index = waiting.indexOf(waiter);
+        if (index < 0) return;
+        waiting.splice(index, 1);
+        reject(error);
+      };
+      const timer = waitUntil === undefined ? undefined : setTimeout(() => leave(waitedTooLongError()), Math.max(0, waitUntil - Date.now()));
+      const onAbort = () => leave(stoppedError(signal));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      waiter.resolve = (worker) => (done(), resolve(worker));
+      waiter.reject = (error) => (done(), reject(error));
+      waiting.push(waiter);
+    });
   };
+
 
   /** Hands the worker (or a fresh one for a lost worker) straight to the next waiting query that may run. */
   const release = (worker: Worker, alive: boolean, tenant: string | undefined) => {
-    hold(tenant, -1);
-    const index = closed ? -1 : waiting.findIndex((entry) => underCap(entry.tenant));
+    turns.give(tenant);
+    const index = closed ? -1 : turns.next(waiting, underCap);
     if (index < 0) {
       worker.busy = false;
       return;
@@ -121,7 +151,7 @@ export function createQueryPool(options: PoolOptions): QueryPool {
     const [next] = waiting.splice(index, 1);
     const handed = alive && workers.has(worker) ? worker : spawn();
     handed.busy = true;
-    hold(next!.tenant, 1);
+    turns.take(next!.tenant);
     next!.resolve(handed);
   };
 
@@ -133,9 +163,10 @@ export function createQueryPool(options: PoolOptions): QueryPool {
     worker.child.kill('SIGKILL');
   };
 
-  const run = async (task: PoolTask, signal?: AbortSignal, tenant?: string, attempt = 1): Promise<WorkerOutcome> => {
-    if (closed || signal?.aborted) throw unavailableError('The query runner is shutting down; retry the query.', 1);
-    const worker = await acquire(tenant);
+  const run = async (task: PoolTask, signal?: AbortSignal, tenant?: string, waitUntil?: number, attempt = 1): Promise<WorkerOutcome> => {
+    if (closed) throw unavailableError('The query runner is shutting down; retry the query.', 1);
+    if (signal?.aborted) throw stoppedError(signal);
+    const worker = await acquire(tenant, signal, waitUntil);
     let alive = true;
     try {
       await worker.ready.catch(() => {
@@ -152,7 +183,7 @@ export function createQueryPool(options: PoolOptions): QueryPool {
     } finally {
       release(worker, alive, tenant);
     }
-    return run(task, signal, tenant, attempt + 1);
+    return run(task, signal, tenant, waitUntil, attempt + 1);
   };
 
 
@@ -173,6 +204,9 @@ export function createQueryPool(options: PoolOptions): QueryPool {
         if ('value' in outcome) resolve(outcome.value);
         else reject(outcome.error);
       };
+      let sentAt = 0;
+      /** Timeouts and memory kills carry the worker time they took: it counts against the caller's budget. */
+      const costly = (error: RunnerError) => error.withWorkerMs(Math.round(performance.now() - sentAt));
       const stop = (error: RunnerError, reason: string) => {
         if (settled) return;
         lost();
@@ -184,7 +218,8 @@ export function createQueryPool(options: PoolOptions): QueryPool {
         if (message.kind === 'done' && message.id === id) settle({ value: message.outcome });
         if (message.kind === 'failed' && message.id === id) {
           if (message.detail) options.logger.error({ detail: message.detail }, 'query worker failed');
-          settle({ error: new RunnerError(message.error.code, message.error.message, message.error.retryAfterSeconds) });
+          const error = new RunnerError(message.error.code, message.error.message, message.error.retryAfterSeconds);
+          settle({ error: error.code === 'QUERY_TIMEOUT' ? costly(error) : error });
         }
       };
       const onExit = () => {
@@ -192,12 +227,12 @@ export function createQueryPool(options: PoolOptions): QueryPool {
         const error = unavailableError('The query worker stopped unexpectedly; nothing was charged, retry the query.', 1);
         settle({ error: started ? error : new NotStarted(error) });
       };
-      const onAbort = () => stop(unavailableError('The query runner is shutting down; retry the query.', 1), 'shutdown');
-      const deadline = setTimeout(() => stop(timeoutError(task.limits.timeoutMs), 'deadline'), task.limits.timeoutMs + options.killGraceMs);
+      const onAbort = () => stop(stoppedError(signal), 'stopped');
+      const deadline = setTimeout(() => stop(costly(timeoutError(task.limits.timeoutMs)), 'deadline'), task.limits.timeoutMs + options.killGraceMs);
       const memory = setInterval(() => {
         void rssOf(worker.child.pid).then((rss) => {
           if (rss !== undefined && rss > options.maxRssBytes && workers.has(worker) && worker.child.exitCode === null) {
-            stop(memoryError(options.maxRssBytes), `rss ${rss}`);
+            stop(costly(memoryError(options.maxRssBytes)), `rss ${rss}`);
           }
         });
       }, options.rssPollMs);
@@ -207,6 +242,7 @@ export function createQueryPool(options: PoolOptions): QueryPool {
       // Shutdown may have begun while this query waited for its worker to start.
       if (signal?.aborted) return onAbort();
       const message: TaskMessage = { kind: 'task', id, ...task };
+      sentAt = performance.now();
       worker.child.send(message);
     });
 

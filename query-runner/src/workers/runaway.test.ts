@@ -1,5 +1,5 @@
 /**
- * Issue 12: a query the engine cannot interrupt ends anyway. Runaway queries run in worker
+ * A query the engine cannot interrupt ends anyway. Runaway queries run in worker
  * processes that the runner kills at the hard deadline or at the memory ceiling, while other
  * queries keep answering and the runner process itself stays small. Memory is read from /proc;
  * nothing here asserts a duration.

@@ -1,5 +1,5 @@
 /**
- * A query worker: a child process of the runner with its own DuckDB instances (issue 12). It runs
+ * A query worker: a child process of the runner with its own DuckDB instances. It runs
  * one query at a time and is disposable: the runner kills it on the hard deadline or when its
  * memory passes the ceiling, and starts a fresh one. Nothing here outlives a kill but the OS page
  * cache of `service.db`, which every worker shares.

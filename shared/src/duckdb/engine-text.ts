@@ -1,5 +1,6 @@
 /**
- * The one sanitiser for DuckDB's own words before a user sees them (issue 12): the error line and
+ * The one sanitiser for DuckDB's own words before a user sees them (they can echo paths and the
+ * query): the error line and
  * the "Did you mean" hint stay; the echoed query, caret lines, statement-extraction prefixes,
  * absolute paths and the native binding's "Error in native callback" go.
  */

@@ -1,5 +1,5 @@
 /**
- * The functions and relations a query may name (issue 12). It is an allow-list, read from DuckDB's
+ * The functions and relations a query may name. It is an allow-list, read from DuckDB's
  * own parse of the query (`json_serialize_sql`), so what we check is what the engine will run:
  * a name not listed here is refused, whatever new function a DuckDB upgrade brings.
  *

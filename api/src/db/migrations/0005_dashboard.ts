@@ -1,5 +1,5 @@
 /**
- * Dashboard sign-in and payment requests (issue 14, DECISIONS §5 and §10). A dashboard user owns
+ * Dashboard sign-in and payment requests (DECISIONS §5 and §10). A dashboard user owns
  * one account; sessions are stored by the SHA-256 of their id, never the id itself. Payment
  * requests are what the shipped payment adapter records for an operator to approve.
  */

@@ -1,5 +1,5 @@
 /**
- * Credit leases (issue 11 "Off the hot path", `billing/leases.ts`): a lease moves a slice of an
+ * Credit leases (off a lookup's hot path, `billing/leases.ts`): a lease moves a slice of an
  * account's balance out of its buckets (a `lease` ledger row) so lookups can spend it in Redis;
  * the charges spent under it are written later with `lease_id` set and leave the buckets alone,
  * and settling returns what was not spent (a `lease_return` row). An account has at most one open

@@ -23,6 +23,14 @@ export function deferBurstLimit(): RequestHandler {
 }
 
 /**
+ * One more request to count for `req` at the next take: each call of an MCP JSON-RPC batch is a
+ * request to the burst limit (DECISIONS §4 "Every call counts"), the first taken with the route's.
+ */
+export function countAnotherRequest(req: Request): void {
+  pending.add(req);
+}
+
+/**
  * Takes a pending burst count. The counter is a RateLimiterRedis with a memory insurance limiter,
  * or a RateLimiterMemory in the embedded default. RateLimit-* and Retry-After go on the 429 only, so
  * they never clash with the daily caps' RateLimit-* on export routes.

@@ -1,5 +1,5 @@
 /**
- * Route limits as guards (issue 16). A guard says what one limit takes for a request (which
+ * Route limits as guards (one Redis round trip per request for all its limits). A guard says what one limit takes for a request (which
  * counter, which key) and what the count means (headers, a 429). `applyGuards` decides all of a
  * request's guards in one `LimiterBackend.take`, so the burst limit, the anonymous allowance and a
  * daily cap cost one Redis round trip together.

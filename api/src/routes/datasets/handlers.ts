@@ -88,9 +88,10 @@ export function searchHandler(services: Services): RequestHandler {
 
 export function queryHandler(services: Services): RequestHandler {
   return async function queryDataset(req, res) {
-    const accountId = accountOf(req);
+    const caller = callerOf(req);
+    if (caller.kind !== 'account') throw new ApiError(ErrorCode.SHEET_AUTH_REQUIRED);
     const { sql } = parse(sheetQueryBody, req.body ?? {});
-    const result = await querySheet(services, accountId, idOf(req), sql);
+    const result = await querySheet(services, caller, idOf(req), sql);
     res.json(queryResponse.parse({ status: 'success', ...result }));
   };
 }

@@ -41,6 +41,7 @@ const SHEET_QUERY_ERRORS = [
   ErrorCode.QUERY_RESULT_TOO_LARGE,
   ErrorCode.QUERY_BUSY,
   ErrorCode.QUERY_BACKEND_UNAVAILABLE,
+  ErrorCode.RUNNER_BUDGET_EXCEEDED,
 ];
 
 const upload = { contentType: 'multipart/form-data', schema: uploadBody };

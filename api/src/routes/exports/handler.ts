@@ -41,6 +41,7 @@ export function exportHandler(services: Services): RequestHandler {
       info,
       contentType: target.file.content_type,
       downloadName: target.downloadName,
+      sentBytes: services.metrics.exportBytes,
     }).catch(async (error: unknown) => {
       if (res.headersSent) throw error;
       if (delivery) setCreditHeaders(res, await delivery.abandon());

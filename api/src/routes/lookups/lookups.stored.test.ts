@@ -1,7 +1,8 @@
 /**
  * The five stored sources end to end: the API, a real query-runner child process and a database the
  * real exporter CLI built from the sample data. A hit (ranked first), a miss (404, not billed), the
- * runner being unreachable (SOURCE_UNAVAILABLE) or failing (INTERNAL_ERROR).
+ * runner being unreachable (SOURCE_UNAVAILABLE, 503 with Retry-After: DECISIONS §4 Fair shares) or
+ * failing (INTERNAL_ERROR).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -75,12 +76,12 @@ describe('stored lookups: misses and failures', () => {
     });
   }
 
-  it('503 QUERY_BACKEND_UNAVAILABLE with Retry-After in the envelope when no runner can be reached, as SQL answers', async () => {
+  it('503 SOURCE_UNAVAILABLE with Retry-After in the envelope when no runner can be reached', async () => {
     const api = await start(`http://127.0.0.1:${await freePort()}`);
     const { res, body } = await lookup(api, '/books/war');
     expect(res.status).toBe(503);
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(body).toEqual({ status: 'error', account_state: 'anonymous', data: { error: expect.stringContaining('No credit was used'), code: 'QUERY_BACKEND_UNAVAILABLE' } });
+    expect(body).toEqual({ status: 'error', account_state: 'anonymous', data: { error: expect.stringContaining('No credit was used'), code: 'SOURCE_UNAVAILABLE' } });
     await api.close();
   });
 

@@ -4,7 +4,7 @@ import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import { optionalAnonymousLimitHeaders, optionalCreditHeaders } from '../../openapi/headers.ts';
 import type { RouteDeclaration, RouteDoc } from '../types.ts';
-import { mcpAllowance } from './allowance.ts';
+import { MAX_BATCH_CALLS } from './batch.ts';
 import { mcpPostHandler } from './handler.ts';
 
 /** SPEC: `GET /mcp` and `DELETE /mcp` answer 405; the server is stateless and POST-only. */
@@ -27,7 +27,10 @@ const postDoc: RouteDoc = {
     'Tools: `search_service {source, query, limit?}` (the lookup and price of `GET /{source}/{keywords}`), `list_sources {}` ' +
     '(free) and `run_sql {sql, datasetIds?}` (needs a key; the billing of `POST /api/v1/query`). Tool failures are ' +
     '`isError: true` results with HTTP 200. Never an authentication error: without a valid key the calls use the ' +
-    'anonymous allowance, and a request whose calls would exceed it gets the REST 429 body.',
+    'anonymous allowance. Every call counts: each message of a JSON-RPC batch (at most ' + String(MAX_BATCH_CALLS) + ' messages; a larger ' +
+    'batch is a JSON-RPC error with HTTP 400) is one request to the burst limit, and each `search_service`/`run_sql` call of an ' +
+    'anonymous caller one use of the allowance. A call past a limit gets that limit\'s error as its own answer (a tool call an ' +
+    '`isError` result) while the calls before it run; when no call can run, the answer is the limit\'s REST 429.',
   tag: 'MCP',
   auth: 'optional',
   body: { contentType: 'application/json', schema: jsonRpc },
@@ -63,7 +66,7 @@ export const mcpRoutes: readonly RouteDeclaration[] = [
     style: 'plain',
     queryToken: true,
     doc: postDoc,
-    handlers: (s) => [mcpAllowance({ counter: s.counters.anonymous, points: s.limits.anonymous.points }), mcpPostHandler(s)],
+    handlers: (s) => [mcpPostHandler(s)],
   },
   { method: 'get', path: '/mcp', style: 'plain', doc: refusedDoc('get'), handlers: () => [methodNotAllowed] },
   { method: 'delete', path: '/mcp', style: 'plain', doc: refusedDoc('delete'), handlers: () => [methodNotAllowed] },

@@ -28,6 +28,7 @@ export async function runSqlTool({ services, req, res }: ToolContext, sql: strin
     markToolSuccess(req);
     return toolText(sqlResultJson(result).toString('utf8'));
   } catch (error) {
+    services.metrics.failedWith(error);
     return sqlToolFailure(error);
   }
 }

@@ -38,3 +38,10 @@ export function sqlToolFailure(error: unknown): CallToolResult {
   if (error instanceof ApiError && error.code !== ErrorCode.INTERNAL_ERROR) return toolText(`Query failed: ${error.message}`, true);
   return toolText('Query failed: the query failed inside the service. Nothing was charged.', true);
 }
+
+/** A call refused by a limit: the limit's message, and when to retry if the limit says so. */
+export function limitFailure(error: ApiError): CallToolResult & { content: [{ type: 'text'; text: string }] } {
+  const retryAfter = error.headers['Retry-After'];
+  const text = retryAfter ? `${error.message} Retry after ${retryAfter} s.` : error.message;
+  return { content: [{ type: 'text', text }], isError: true };
+}

@@ -4,6 +4,7 @@
  */
 import type { Request, Response } from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { SOURCES, sourceNames } from '@uda/shared/catalog';
 import { DEFAULT_LIMIT, MAX_KEYWORDS_CHARS, MAX_LIMIT, checkKeywords } from '../../lookups/input.ts';
@@ -38,12 +39,12 @@ export function buildMcpServer(ctx: ToolContext): McpServer {
         limit: z.number().int().min(1).max(MAX_LIMIT).optional().describe(`Results to return, 1–${MAX_LIMIT} (default ${DEFAULT_LIMIT})`),
       },
     },
-    ({ source, query, limit }) => searchService(ctx, source, query, limit ?? DEFAULT_LIMIT),
+    ({ source, query, limit }) => counted(ctx, 'search_service', () => searchService(ctx, source, query, limit ?? DEFAULT_LIMIT)),
   );
   server.registerTool(
     'list_sources',
     { description: 'Lists every data source with its aliases, kind (live or stored), price class and SQL tables. Free.' },
-    () => toolText(JSON.stringify({ sources: SOURCES.map(describeSource) })),
+    () => counted(ctx, 'list_sources', () => toolText(JSON.stringify({ sources: SOURCES.map(describeSource) }))),
   );
   server.registerTool(
     'run_sql',
@@ -54,9 +55,21 @@ export function buildMcpServer(ctx: ToolContext): McpServer {
         datasetIds: z.array(z.string()).max(20).optional().describe('Ids or slugs of your connected sheets to expose as tables'),
       },
     },
-    ({ sql, datasetIds }) => runSqlTool(ctx, sql, datasetIds ?? []),
+    ({ sql, datasetIds }) => counted(ctx, 'run_sql', () => runSqlTool(ctx, sql, datasetIds ?? [])),
   );
   return server;
+}
+
+/** `uda_mcp_tool_calls_total{tool,outcome}`: every call, `ok`, or `error` when its result is an error. */
+async function counted(ctx: ToolContext, tool: string, call: () => CallToolResult | Promise<CallToolResult>): Promise<CallToolResult> {
+  let outcome = 'error';
+  try {
+    const result = await call();
+    if (!result.isError) outcome = 'ok';
+    return result;
+  } finally {
+    ctx.services.metrics.mcpToolCalls.inc({ tool, outcome });
+  }
 }
 
 async function searchService(ctx: ToolContext, source: string, query: string, limit: number) {
@@ -67,6 +80,7 @@ async function searchService(ctx: ToolContext, source: string, query: string, li
     markToolSuccess(ctx.req);
     return toolText(JSON.stringify(envelope.data));
   } catch (error) {
+    ctx.services.metrics.failedWith(error);
     return toolFailure(error, source);
   }
 }

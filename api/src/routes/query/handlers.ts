@@ -43,7 +43,14 @@ export function fileQueryHandler(services: Services, format: Exclude<ResultForma
     if (!object) throw new ApiError(ErrorCode.INTERNAL_ERROR);
     const delivery = await deliverSql(services, req, res, result);
     deliverCharged(res, delivery);
-    const outcome = await sendObject(req, res, { store: services.store, cache: services.objectCache, key: object.key, contentType: CONTENT_TYPES[format], downloadName: `query.${format}` }).catch(async (error: unknown) => {
+    const outcome = await sendObject(req, res, {
+      store: services.store,
+      cache: services.objectCache,
+      key: object.key,
+      contentType: CONTENT_TYPES[format],
+      downloadName: `query.${format}`,
+      sentBytes: services.metrics.exportBytes,
+    }).catch(async (error: unknown) => {
       if (res.headersSent) throw error;
       // The store failed before anything was sent: the charge goes back, and the error says so.
       setCreditHeaders(res, await delivery.abandon());

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { counterValue } from '@uda/query-runner/test-support/harness';
 import type { TestApi } from '../../../test/support/harness.ts';
 import { ledgerOf, openStack, type Stack } from '../../../test/support/sql-stack.ts';
+import { reader } from '../../../../test/support/metrics.ts';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -38,6 +39,8 @@ describe('SQL routes when the backend fails', () => {
     expect(await failed.json()).toMatchObject({ status: 'error', code: 'QUERY_BACKEND_UNAVAILABLE' });
     expect(Number(failed.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await ledgerOf(stack.ctx, accountId)).toHaveLength(0);
+    // What the UdaQueryBackendUnavailable alert reads: one request lost to the kill.
+    expect(await reader(api.services.metrics.registry)('uda_query_backend_unavailable_total')).toBe(1);
 
     // The dead runner's lock expires; until then the survivor answers QUERY_BUSY.
     let retry = await post(api, apiKey, sql);

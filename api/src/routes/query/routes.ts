@@ -15,6 +15,7 @@ const SQL_ERRORS = [
   ErrorCode.EXPORT_LIMIT_EXCEEDED,
   ErrorCode.QUERY_BUSY,
   ErrorCode.QUERY_BACKEND_UNAVAILABLE,
+  ErrorCode.RUNNER_BUDGET_EXCEEDED,
 ];
 
 const RULES =

@@ -26,12 +26,22 @@ export function sqlCallerOf(req: Request): SqlCaller {
  */
 export function sqlHooks(services: Services, req: Request, res: Response): RunSqlHooks {
   return {
+    signal: clientGone(res),
     alreadyPaid: (queryId) => services.billing.paidSqlResult(sqlCallerOf(req), queryId),
     beforeExecute: async () => {
       await services.billing.requireCredit(sqlCallerOf(req));
       return consumeDailyCap(services.guards.exportCapOptions, req, res);
     },
   };
+}
+
+/** Aborts when the client's connection closes before the answer was sent: its query is then stopped. */
+export function clientGone(res: Response): AbortSignal {
+  const gone = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  return gone.signal;
 }
 
 /** Charges the window if nobody has yet, and sets the billing headers of this response. */
