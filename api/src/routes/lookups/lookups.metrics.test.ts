@@ -110,7 +110,7 @@ describe('uda_query_backend_unavailable_total', () => {
     const api = await start(await deadRunner());
     const value = reader(api.services.metrics.registry);
     const res = await api.get('/books/war');
-    expect(res.status).toBe(500);
+    expect(res.status).toBe(503);
     expect(((await res.json()) as { data: { code: string } }).data.code).toBe('SOURCE_UNAVAILABLE');
     expect(await value('uda_query_backend_unavailable_total')).toBe(1);
     expect(await value('uda_lookups_total', { source: 'gutenberg', outcome: 'SOURCE_UNAVAILABLE' })).toBe(1);
