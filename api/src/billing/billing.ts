@@ -67,6 +67,15 @@ export interface ChargeSpec {
   readonly priceClass?: string;
 }
 
+/** The one balance (`Billing.balance`) with the bucket each part belongs to. */
+export interface BalanceReadout {
+  readonly balanceMicro: number;
+  readonly grantMicro: number;
+  readonly topoffMicro: number;
+}
+
+const NOTHING_LEASED = { grantMicro: 0, topoffMicro: 0 };
+
 /** What a response reports: `X-Credit-Cost` and `X-Credits-Remaining`. */
 export interface Settlement {
   readonly chargedMicro: number;
@@ -154,10 +163,26 @@ export class Billing {
     this.#now = options.now ?? Date.now;
   }
 
-  /** The caller's balance: the buckets in PostgreSQL plus the unspent credit of the open lease. */
+  /**
+   * The balance (DECISIONS §3 "One balance"): the buckets in PostgreSQL plus the unspent credit of
+   * the open lease. Every readout is this sum: `X-Credits-Remaining` (here, or in a spend's own step
+   * from the same two parts), and `readout` for admin and the dashboard.
+   */
   async balance(accountId: string): Promise<number> {
     const [buckets, unspent] = await Promise.all([this.refreshBuckets(accountId), this.#orWhileWalletFails(this.#wallet.unspent(accountId), 0)]);
     return buckets + unspent;
+  }
+
+  /**
+   * The balance with its two buckets, for the readouts that show them (admin `account show`, the
+   * dashboard's Usage page): each bucket plus the part of the lease's unspent credit that returns to
+   * it, so grant + top-off is `balance`, never the buckets alone.
+   */
+  async readout(accountId: string): Promise<BalanceReadout> {
+    const [buckets, leased] = await Promise.all([this.#leases.bucketParts(accountId), this.#orWhileWalletFails(this.#leasedCredit(accountId), NOTHING_LEASED)]);
+    const grantMicro = buckets.grantMicro + leased.grantMicro;
+    const topoffMicro = buckets.topoffMicro + leased.topoffMicro;
+    return { balanceMicro: grantMicro + topoffMicro, grantMicro, topoffMicro };
   }
 
   /**
@@ -190,7 +215,7 @@ export class Billing {
    * The unspent credit of the account's open lease, by the bucket it will return to: the lease
    * spends its grant part first, so what is left is top-off first.
    */
-  async leasedCredit(accountId: string): Promise<{ grantMicro: number; topoffMicro: number }> {
+  async #leasedCredit(accountId: string): Promise<{ grantMicro: number; topoffMicro: number }> {
     const [unspent, lease] = await Promise.all([this.#wallet.unspent(accountId), this.#leases.openParts(accountId)]);
     const topoffMicro = Math.min(unspent, lease?.topoffMicro ?? 0);
     return { grantMicro: unspent - topoffMicro, topoffMicro };
