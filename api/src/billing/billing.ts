@@ -37,6 +37,13 @@
  *    credit, the lease is settled and the charge retried, so leased credit is never out of reach.
  *    A lease is sized to about ten seconds of the account's spend and at most half its balance
  *    (all of a balance under forty requests' worth), never more than the balance.
+ *    The balance is defined once (`balance`, `readout`): buckets plus the open lease's unspent
+ *    credit, and every readout (headers, admin, the dashboard) uses it.
+ * 8. Bytes delivered count, however they were split (`bytes-delivered.ts`): for a window over a
+ *    file, the distinct bytes its broken responses delivered add up across ranges, downloads and
+ *    refunded charges; once they cover half the file the charge stands even though no response
+ *    completed. Refunds of charges under which any byte went out are capped per account per UTC
+ *    day; past the cap such a charge stands. Both are decided in the tracker's one atomic step.
  */
 import { randomUUID } from 'node:crypto';
 import type { Tier } from '@uda/shared/catalog';
@@ -46,6 +53,7 @@ import { ErrorCode } from '../errors/codes.ts';
 import type { Metrics } from '../metrics.ts';
 import { formatUsd } from '../money.ts';
 import { type WindowSpec, accountOfChargeKey, lookupChargeKey, sqlQueryPrefix, windowChargeKey } from './charge-keys.ts';
+import type { ByteSpan, BytesDelivered } from './bytes-delivered.ts';
 import type { DeliveryTracker } from './deliveries.ts';
 import { type LeaseBook, leaseSize } from './leases.ts';
 import type { BreakdownItem, ChargeResult, Ledger } from './ledger.ts';
@@ -92,6 +100,11 @@ export interface WindowOptions extends ChargeSpec {
    * without reading the ledger first (`#deliverFirst`). Only for windows that never age out.
    */
   readonly madeResult?: boolean;
+  /**
+   * The size of the window's file (an export), whose bytes count (rule 8): a broken response then
+   * reports what it delivered (`Delivery.sent`). Undefined: a response delivers all or nothing.
+   */
+  readonly sizeBytes?: number;
 }
 
 /** One response under a window's charge. End it exactly once; later calls do nothing. */
@@ -101,8 +114,10 @@ export interface Delivery {
   /** False for a read of a paid window that carries no bytes: its end decides nothing. */
   readonly holdsCharge: boolean;
   complete(): Promise<void>;
-  /** The response broke or failed: refunds under rule 2, and says what the balance is now. */
+  /** The response broke or failed: refunds under rules 2 and 8, and says what the balance is now. */
   abandon(): Promise<Settlement>;
+  /** The bytes of the window's file this response has handed to its connection so far (rule 8). */
+  sent(span: ByteSpan): void;
 }
 
 export interface BillingOptions {
@@ -270,6 +285,7 @@ export class Billing {
         ended = true;
         return { chargedMicro: 0, balanceMicro: settlement.balanceMicro + refunded };
       },
+      sent: () => undefined,
     };
   }
 
@@ -455,7 +471,7 @@ export class Billing {
         await this.#deliveries.release(current.key, id);
         throw error;
       }
-      return this.#delivery(current.key, id, settlement);
+      return this.#delivery(current.key, id, settlement, options.sizeBytes);
     }
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
   }
@@ -478,7 +494,7 @@ export class Billing {
         await this.#deliveries.release(key, id);
         return undefined;
       }
-      return this.#delivery(key, id, settlement);
+      return this.#delivery(key, id, settlement, options.sizeBytes);
     } catch (error) {
       await this.#deliveries.release(key, id);
       throw error;
@@ -518,12 +534,13 @@ export class Billing {
 
   async #freeRead(payer: Payer, key: string): Promise<Delivery> {
     const settlement = { chargedMicro: 0, balanceMicro: await this.balance(payer.accountId) };
-    return { settlement, chargeKey: key, holdsCharge: false, complete: async () => undefined, abandon: async () => settlement };
+    return { settlement, chargeKey: key, holdsCharge: false, complete: async () => undefined, abandon: async () => settlement, sent: () => undefined };
   }
 
-  /** A registered delivery, renewed while it runs, ended once. */
-  #delivery(chargeKey: string, id: string, settlement: Settlement): Delivery {
+  /** A registered delivery, renewed while it runs, ended once; of a file of `sizeBytes`, it reports the bytes it sent. */
+  #delivery(chargeKey: string, id: string, settlement: Settlement, sizeBytes: number | undefined): Delivery {
     let ended = false;
+    let span: ByteSpan | undefined;
     const heartbeat = setInterval(() => void this.track(this.#deliveries.touch(chargeKey, id, this.#now() + this.#ttlMs)), Math.ceil(this.#ttlMs / 3));
     heartbeat.unref();
     const end = (): boolean => {
@@ -541,16 +558,20 @@ export class Billing {
         if (end()) await this.track(this.#deliveries.complete(chargeKey, id));
       },
       abandon: async () => {
-        const refunded = end() ? await this.track(this.#abandon(chargeKey, id)) : 0;
+        const delivered = sizeBytes === undefined || !span ? undefined : { span, sizeBytes };
+        const refunded = end() ? await this.track(this.#abandon(chargeKey, id, delivered)) : 0;
         return { chargedMicro: 0, balanceMicro: settlement.balanceMicro + refunded };
+      },
+      sent: (bytes) => {
+        span = bytes;
       },
     };
     this.#open.add(delivery);
     return delivery;
   }
 
-  async #abandon(chargeKey: string, id: string): Promise<number> {
-    if (!(await this.#deliveries.abandon(chargeKey, id, this.#now()))) return 0;
+  async #abandon(chargeKey: string, id: string, delivered: BytesDelivered | undefined): Promise<number> {
+    if (!(await this.#deliveries.abandon(chargeKey, id, this.#now(), delivered))) return 0;
     return this.#refund(chargeKey);
   }
 
