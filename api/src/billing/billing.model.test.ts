@@ -310,6 +310,33 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
     );
   }, 240_000);
 
+  it('an idle account\'s lease settles by itself once its life is over, and every readout says the same before and after', async () => {
+    const accounts = new AccountStore(ctx.db);
+    const ledger = new Ledger(ctx.db, accounts);
+    const prefix = uniquePrefix();
+    // A one-second lease, so the wait is short; the real clock, so nothing but the reconciler settles it.
+    const leases = new LeaseBook(ctx.db, Date.now, 1_000);
+    const pods = [0, 1].map(() => new Billing({ ledger, leases, wallet: new RedisWallet({ redis: ctx.redis, prefix }), deliveries: new RedisDeliveryTracker({ redis: ctx.redis, prefix }) }));
+    const account = await accounts.create({ email: 'idle@example.com', tier: 'developer' });
+    const payer = { accountId: account.id, tier: account.tier };
+    for (const pod of [0, 1, 0]) await (await pods[pod]!.deliverOnce(payer, { costMicro: LOOKUP_COST })).complete();
+    const deposited = account.grantMicro;
+    const openLeases = async () => Number((await ctx.db('credit_leases').where({ account_id: account.id }).whereNull('settled_at').count<{ n: string }[]>({ n: '*' }))[0]?.n);
+    expect(await openLeases()).toBe(1);
+    const before = await readouts(pods, account, deposited, prefix);
+    expect(before).toEqual(Array(before.length).fill(deposited - 3 * LOOKUP_COST));
+    pods[1]!.startReconciler(100);
+    try {
+      for (let i = 0; i < 2_400 && (await openLeases()) > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(await openLeases()).toBe(0);
+      expect(await readouts(pods, account, deposited, prefix)).toEqual(before);
+      // Settled: the buckets alone are the balance now.
+      expect(await accounts.balance(account.id)).toBe(before[0]);
+    } finally {
+      for (const pod of pods) await pod.drain(0);
+    }
+  }, 120_000);
+
   it('the observed refund race: a paused download breaks after a free re-read completed, and the charge stands', async () => {
     await runSchedule(
       [[{ kind: 'window', pod: 0, window: 2, bytes: true, made: false }], [{ kind: 'window', pod: 1, window: 2, bytes: true, made: false }], [{ kind: 'complete', pick: 1 }], [{ kind: 'break', pick: 0, from: 0, length: 0 }]],
