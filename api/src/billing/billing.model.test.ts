@@ -228,6 +228,9 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
 
   for (const batch of batches) {
     await Promise.all(batch.map(run));
+    // An early lease extension runs past its lookup's response: a readout in the middle of its
+    // move of credit (buckets first, wallet next) would see it half made.
+    await Promise.all(pods.map((pod) => pod.writesDone()));
     // One balance: after every batch, every readout on every live pod, and the ledger, agree.
     const live = pods.filter((_, i) => !crashed.has(i));
     const expected = deposited - (reported - refundedToCaller);
@@ -323,6 +326,7 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
     const deposited = account.grantMicro;
     const openLeases = async () => Number((await ctx.db('credit_leases').where({ account_id: account.id }).whereNull('settled_at').count<{ n: string }[]>({ n: '*' }))[0]?.n);
     expect(await openLeases()).toBe(1);
+    await Promise.all(pods.map((pod) => pod.writesDone()));
     const before = await readouts(pods, account, deposited, prefix);
     expect(before).toEqual(Array(before.length).fill(deposited - 3 * LOOKUP_COST));
     pods[1]!.startReconciler(100);

@@ -633,6 +633,14 @@ export class Billing {
   }
 
   /**
+   * Resolves once every billing write this pod keeps alive past its response (refunds, completions,
+   * an early lease extension) has ended: a readout after it sees no half-made move of credit.
+   */
+  async writesDone(): Promise<void> {
+    while (this.#pending.size) await Promise.all([...this.#pending]);
+  }
+
+  /**
    * Graceful shutdown, after the server closed its connections: waits for the cut responses to end
    * their deliveries (a socket's close event comes a few loop turns later), abandons any still open
    * after `waitMs` (their connections are gone, so nothing was delivered), and waits for every
@@ -644,7 +652,7 @@ export class Billing {
     clearInterval(this.#flusher);
     for (const until = Date.now() + waitMs; this.#open.size && Date.now() < until; ) await sleep(10);
     await Promise.allSettled([...this.#open].map((delivery) => delivery.abandon()));
-    while (this.#pending.size) await Promise.all([...this.#pending]);
+    await this.writesDone();
     // Without Redis, what stays pending is flushed by the next pod (the lock and the log are in Redis).
     await this.#orWhileWalletFails(this.flush(), undefined);
     if (this.#wallet.local) for (const lease of await this.#wallet.openLeases()) await this.settleLease(lease.accountId, lease.leaseId);
