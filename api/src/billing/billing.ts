@@ -82,8 +82,6 @@ export interface BalanceReadout {
   readonly topoffMicro: number;
 }
 
-const NOTHING_LEASED = { grantMicro: 0, topoffMicro: 0 };
-
 /** What a response reports: `X-Credit-Cost` and `X-Credits-Remaining`. */
 export interface Settlement {
   readonly chargedMicro: number;
@@ -180,24 +178,29 @@ export class Billing {
 
   /**
    * The balance (DECISIONS §3 "One balance"): the buckets in PostgreSQL plus the unspent credit of
-   * the open lease. Every readout is this sum: `X-Credits-Remaining` (here, or in a spend's own step
-   * from the same two parts), and `readout` for admin and the dashboard.
+   * the open lease. `X-Credits-Remaining` reports it (read here, or in a spend's own step from the
+   * same two parts), and so do admin and the dashboard (`readout`).
    */
   async balance(accountId: string): Promise<number> {
-    const [buckets, unspent] = await Promise.all([this.refreshBuckets(accountId), this.#orWhileWalletFails(this.#wallet.unspent(accountId), 0)]);
-    return buckets + unspent;
+    return (await this.#balanceParts(accountId)).balanceMicro;
   }
 
   /**
    * The balance with its two buckets, for the readouts that show them (admin `account show`, the
    * dashboard's Usage page): each bucket plus the part of the lease's unspent credit that returns to
-   * it, so grant + top-off is `balance`, never the buckets alone.
+   * it (the lease spends its grant part first, so what is left is top-off first).
    */
   async readout(accountId: string): Promise<BalanceReadout> {
-    const [buckets, leased] = await Promise.all([this.#leases.bucketParts(accountId), this.#orWhileWalletFails(this.#leasedCredit(accountId), NOTHING_LEASED)]);
-    const grantMicro = buckets.grantMicro + leased.grantMicro;
-    const topoffMicro = buckets.topoffMicro + leased.topoffMicro;
-    return { balanceMicro: grantMicro + topoffMicro, grantMicro, topoffMicro };
+    const parts = await this.#balanceParts(accountId);
+    const lease = parts.unspentMicro ? await this.#leases.openParts(accountId) : undefined;
+    const leasedTopoff = Math.min(parts.unspentMicro, lease?.topoffMicro ?? 0);
+    return { balanceMicro: parts.balanceMicro, grantMicro: parts.grantMicro + parts.unspentMicro - leasedTopoff, topoffMicro: parts.topoffMicro + leasedTopoff };
+  }
+
+  /** The one definition of the balance, with its parts; the buckets go to the wallet for lookups to report. */
+  async #balanceParts(accountId: string): Promise<{ balanceMicro: number; grantMicro: number; topoffMicro: number; unspentMicro: number }> {
+    const [buckets, unspentMicro] = await Promise.all([this.#readBuckets(accountId), this.#orWhileWalletFails(this.#wallet.unspent(accountId), 0)]);
+    return { balanceMicro: buckets.micro + unspentMicro, grantMicro: buckets.grantMicro, topoffMicro: buckets.topoffMicro, unspentMicro };
   }
 
   /**
@@ -226,21 +229,15 @@ export class Billing {
     }
   }
 
-  /**
-   * The unspent credit of the account's open lease, by the bucket it will return to: the lease
-   * spends its grant part first, so what is left is top-off first.
-   */
-  async #leasedCredit(accountId: string): Promise<{ grantMicro: number; topoffMicro: number }> {
-    const [unspent, lease] = await Promise.all([this.#wallet.unspent(accountId), this.#leases.openParts(accountId)]);
-    const topoffMicro = Math.min(unspent, lease?.topoffMicro ?? 0);
-    return { grantMicro: unspent - topoffMicro, topoffMicro };
-  }
-
   /** Reads the buckets from PostgreSQL into the wallet, so lookups report them; returns them. */
   async refreshBuckets(accountId: string): Promise<number> {
+    return (await this.#readBuckets(accountId)).micro;
+  }
+
+  async #readBuckets(accountId: string): Promise<Buckets & { grantMicro: number; topoffMicro: number }> {
     const buckets = await this.#leases.buckets(accountId);
-    await this.#orWhileWalletFails(this.#wallet.storeBuckets(accountId, buckets), undefined);
-    return buckets.micro;
+    await this.#orWhileWalletFails(this.#wallet.storeBuckets(accountId, { micro: buckets.micro, version: buckets.version }), undefined);
+    return buckets;
   }
 
   /**

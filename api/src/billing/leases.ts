@@ -90,19 +90,12 @@ export class LeaseBook {
     this.#ttlMs = ttlMs;
   }
 
-  /** The account's buckets (grant + top-off, monthly reset applied) and their version. */
-  async buckets(accountId: string): Promise<Buckets> {
-    const row = await this.#db<AccountRow>('accounts').where({ id: accountId }).first();
-    if (!row) throw new AccountNotFound(accountId);
-    return this.#bucketsOf(row);
-  }
-
-  /** The account's two buckets (monthly reset applied), for a readout that shows them. */
-  async bucketParts(accountId: string): Promise<{ grantMicro: number; topoffMicro: number }> {
+  /** The account's buckets (grant + top-off, monthly reset applied, and each), and their version. */
+  async buckets(accountId: string): Promise<Buckets & { readonly grantMicro: number; readonly topoffMicro: number }> {
     const row = await this.#db<AccountRow>('accounts').where({ id: accountId }).first();
     if (!row) throw new AccountNotFound(accountId);
     const { grantMicro, topoffMicro } = accountFromRow(row, this.#date());
-    return { grantMicro, topoffMicro };
+    return { ...this.#bucketsOf(row), grantMicro, topoffMicro };
   }
 
   /**
