@@ -156,7 +156,8 @@ export class MemoryDeliveryTracker implements DeliveryTracker {
  * The Redis tracker with the in-process one as insurance, like the rate limiters: while Redis
  * fails, deliveries are tracked per pod, so downloads and SQL keep answering. What that costs:
  * a delivery that began in Redis and ends during the outage decides no refund (its charge stands,
- * or is refunded later by the reconciler if its Redis entry expires without a completion).
+ * or is refunded later by the reconciler if its Redis entry expires without a completion), and a
+ * file's delivered bytes and the day's partial refunds are counted per pod meanwhile.
  */
 export class ResilientDeliveryTracker implements DeliveryTracker {
   readonly #primary: DeliveryTracker;
