@@ -640,7 +640,7 @@ export class Billing {
   /**
    * Graceful shutdown, after the server closed its connections: waits for the cut responses to end
    * their deliveries (a socket's close event comes a few loop turns later), abandons any still open
-   * after `waitMs` (their connections are gone, so nothing was delivered), and waits for every
+   * after `waitMs` (their connections are gone; each reports the bytes it had sent), and waits for every
    * refund and completion to be written. Then writes the pending lookups, and settles the leases
    * of a wallet that lives in this process (a Redis wallet's leases stay for the other pods).
    */
