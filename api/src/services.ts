@@ -21,7 +21,7 @@ import { Billing } from './billing/billing.ts';
 import { MemoryDeliveryTracker, ResilientDeliveryTracker, type DeliveryTracker } from './billing/deliveries.ts';
 import { RedisDeliveryTracker } from './billing/deliveries-redis.ts';
 import { requireCredit } from './billing/http.ts';
-import { LeaseBook } from './billing/leases.ts';
+import { LEASE_TTL_MS, LeaseBook } from './billing/leases.ts';
 import { Ledger } from './billing/ledger.ts';
 import { MemoryWallet, type Wallet } from './billing/wallet.ts';
 import { RedisWallet } from './billing/wallet-redis.ts';
@@ -49,8 +49,12 @@ import { RedisFairStore } from './fair/store-redis.ts';
 import { KubernetesRunnerPool } from './runners/k8s-pool.ts';
 import { StaticRunnerPool, type RunnerPool } from './runners/pool.ts';
 
-/** How often each pod refunds the charges whose deliveries died with another pod. */
-const BILLING_RECONCILE_MS = 30_000;
+/**
+ * How often each pod refunds the charges whose deliveries died with another pod and settles the
+ * expired credit leases: a sixth of a lease's life, so an idle account's lease is settled soon after
+ * it expires (DECISIONS §3 "One balance"), for one indexed query and one Redis call per pod.
+ */
+const BILLING_RECONCILE_MS = LEASE_TTL_MS / 6;
 
 export interface Counters {
   readonly burst: RateLimiterAbstract;

@@ -152,7 +152,7 @@ async function journey(): Promise<void> {
   expect(await sql(replacement)).toBe(401);
   await page.getByLabel('Key name').fill('production');
   await page.getByRole('button', { name: 'Create key' }).click();
-  await shownKey();
+  const production = await shownKey();
   await shot('api-keys');
 
   // Sheets: upload with an XSS name, wait for ready, search.
@@ -196,10 +196,14 @@ async function journey(): Promise<void> {
   await page.getByRole('cell', { name: 'Ada Lovelace' }).waitFor();
   await shot('sql-console');
 
-  // Usage: the SQL charge is in the ledger.
+  // Usage: the SQL charge is in the ledger, and the balance is the one X-Credits-Remaining says
+  // (buckets plus the open credit lease's unspent part, DECISIONS §3 "One balance").
+  await lookup(production);
+  const remaining = (await fetch(`${api.url}/api/v1/auth/usage`, { headers: { authorization: `Bearer ${production}` } })).headers.get('x-credits-remaining');
   await page.getByRole('link', { name: 'Usage' }).click();
   await page.getByRole('heading', { name: 'Usage and credit' }).waitFor();
   await page.getByRole('cell', { name: 'charge' }).first().waitFor();
+  expect(await page.locator('.cards dd').first().textContent()).toBe(`$${Number(remaining).toFixed(2)}`);
   await shot('usage');
 
   // Delete the sheet.

@@ -72,7 +72,10 @@ export class AccountStore {
     return Number(row?.n ?? 0);
   }
 
-  /** Balance in micro-USD: effective grant plus top-off (DECISIONS §3). */
+  /**
+   * The buckets in micro-USD: effective grant plus top-off. Not the balance a caller sees while a
+   * credit lease is open (that is `Billing.balance`, DECISIONS §3 "One balance").
+   */
   async balance(id: string): Promise<number> {
     const account = await this.mustGet(id);
     return account.grantMicro + account.topoffMicro;

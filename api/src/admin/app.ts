@@ -6,6 +6,7 @@ import { timingSafeEqual } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import { z } from 'zod';
 import type { Account } from '../accounts/store.ts';
+import type { BalanceReadout } from '../billing/billing.ts';
 import { AccountNotFound } from '../accounts/store.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
@@ -33,13 +34,17 @@ export const adminSchemas = {
   importLegacyKey: z.object({ name: z.string().min(1).max(100), key: z.string().startsWith('dk_') }),
 };
 
-export function showAccount(account: Account) {
+/**
+ * An account as admin shows it. The balance is the one readout every caller sees (DECISIONS §3
+ * "One balance"): the buckets plus the unspent part of the open credit lease, never the buckets alone.
+ */
+export function showAccount(account: Pick<Account, 'id' | 'tier'>, balance: BalanceReadout) {
   return {
     account_id: account.id,
     tier: account.tier,
-    balance_usd: usdNumber(account.grantMicro + account.topoffMicro),
-    grant_usd: usdNumber(account.grantMicro),
-    topoff_usd: usdNumber(account.topoffMicro),
+    balance_usd: usdNumber(balance.balanceMicro),
+    grant_usd: usdNumber(balance.grantMicro),
+    topoff_usd: usdNumber(balance.topoffMicro),
   };
 }
 
@@ -59,7 +64,7 @@ function bearer(token: string): RequestHandler {
 }
 
 export function buildAdminApp(services: Services): Express {
-  const { accounts, keys } = services;
+  const { accounts, keys, billing } = services;
   const app = express();
   app.disable('x-powered-by');
   app.use(bearer(services.adminToken), express.json({ limit: '16kb' }));
@@ -68,30 +73,36 @@ export function buildAdminApp(services: Services): Express {
     if (!found) throw new ApiError(ErrorCode.ADMIN_NOT_FOUND, { message: `Account ${id} not found.` });
     return found;
   };
+  const show = async (id: string) => showAccount(await account(id), await billing.readout(id));
   app.post('/admin/accounts', async (req, res) => {
     const input = parse(adminSchemas.createAccount, req.body);
     const created = await accounts.create(input);
     const apiKey = await keys.create(created.id, 'default');
-    res.status(201).json({ account_id: created.id, api_key: apiKey, tier: created.tier, balance_usd: showAccount(created).balance_usd });
+    res.status(201).json({ account_id: created.id, api_key: apiKey, tier: created.tier, balance_usd: (await show(created.id)).balance_usd });
   });
   app.get('/admin/accounts/:id', async (req, res) => {
-    res.json(showAccount(await account(req.params.id)));
+    res.json(await show(req.params.id));
   });
   app.put('/admin/accounts/:id/tier', async (req, res) => {
     const { tier: next } = parse(adminSchemas.setTier, req.body);
     await account(req.params.id);
-    const updated = await accounts.setTier(req.params.id, next);
-    res.json(showAccount(updated));
+    await accounts.setTier(req.params.id, next);
+    res.json(await show(req.params.id));
   });
   app.post('/admin/accounts/:id/topoff', async (req, res) => {
     const { usd: micro } = parse(adminSchemas.amount, req.body);
     await account(req.params.id);
-    res.json(showAccount(await accounts.addTopoff(req.params.id, micro)));
+    await accounts.addTopoff(req.params.id, micro);
+    res.json(await show(req.params.id));
   });
   app.put('/admin/accounts/:id/grant', async (req, res) => {
     const { usd: micro } = parse(adminSchemas.amount, req.body);
     await account(req.params.id);
-    res.json(showAccount(await accounts.setGrant(req.params.id, micro)));
+    // "Set the grant to N" means the balance's grant part: what an open lease holds of it comes back
+    // first, so the set value is not topped up by credit the lease returns later.
+    await billing.settleOpenLease(req.params.id);
+    await accounts.setGrant(req.params.id, micro);
+    res.json(await show(req.params.id));
   });
   app.post('/admin/accounts/:id/keys', async (req, res) => {
     const { name } = parse(adminSchemas.createKey, req.body);
@@ -122,7 +133,7 @@ export function buildAdminApp(services: Services): Express {
     if (decision !== 'approve' && decision !== 'reject') throw new ApiError(ErrorCode.ADMIN_NOT_FOUND, { message: `Unknown decision ${decision}.` });
     const decided = decision === 'approve' ? await payments.approve(id) : await payments.reject(id);
     if (!decided) throw new ApiError(ErrorCode.ADMIN_NOT_FOUND, { message: `No pending payment request ${id}.` });
-    res.json({ request: decided, account: showAccount(await account(decided.account_id)) });
+    res.json({ request: decided, account: await show(decided.account_id) });
   });
   app.use(notFound());
   app.use(function accountNotFound(err: unknown, _req: express.Request, _res: express.Response, next: express.NextFunction) {

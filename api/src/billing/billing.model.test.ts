@@ -4,17 +4,23 @@
  * file, with or without bytes), a lookup charge (spent from the account's credit lease), a delivery
  * completing, a delivery breaking, a flush of pending lookups, a lease expiry (a reconciler settles
  * it), a top-up, and a pod crash (its deliveries are never ended and it never flushes or settles;
- * the other pod's reconciler refunds them once they expire and settles its leases). Steps run in
- * small concurrent batches, so requests really interleave in the ledger and in Redis. After each
- * schedule, every invariant is checked against the ledger.
+ * the other pod's reconciler refunds them once they expire and settles its leases). A broken
+ * download of an export file has delivered a random byte range of it (rule 8: bytes delivered
+ * count). Steps run in small concurrent batches, so requests really interleave in the ledger and in
+ * Redis. After every batch, every readout of the balance (each live pod's `balance` and `readout`,
+ * admin's `showAccount`, the ledger's sum with the pending log) says the same, and it is what was
+ * deposited less what responses reported charged plus what breaks gave back. After each schedule,
+ * every invariant is checked against the ledger.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { type TestContext, openTestContext, uniquePrefix } from '../../test/support/harness.ts';
 import { AccountStore } from '../accounts/store.ts';
+import { showAccount } from '../admin/app.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { type Delivery, Billing } from './billing.ts';
-import { type WindowSpec, exportWindow, sqlWindow } from './charge-keys.ts';
+import { type ByteSpan, PARTIAL_REFUNDS_PER_DAY, bytesToStand, coveredBytes } from './bytes-delivered.ts';
+import { type WindowSpec, exportWindow, sqlWindow, windowBaseOf } from './charge-keys.ts';
 import { MemoryDeliveryTracker } from './deliveries.ts';
 import { RedisDeliveryTracker } from './deliveries-redis.ts';
 import { LEASE_TTL_MS, LeaseBook } from './leases.ts';
@@ -31,21 +37,28 @@ type Step =
   | { kind: 'window'; pod: number; window: number; bytes: boolean; made: boolean }
   | { kind: 'lookup'; pod: number }
   | { kind: 'complete'; pick: number }
-  | { kind: 'break'; pick: number }
+  | { kind: 'break'; pick: number; from: number; length: number }
+  | { kind: 'range'; pod: number; file: number; from: number; length: number }
   | { kind: 'flush'; pod: number }
   | { kind: 'expire'; pod: number }
   | { kind: 'topup' }
   | { kind: 'crash'; pod: number };
 
+/** The export files' size in the model. */
+const FILE_BYTES = 1_000;
+
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('window' as const), pod: fc.nat(1), window: fc.nat(2), bytes: fc.boolean(), made: fc.boolean() }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('window' as const), pod: fc.nat(1), window: fc.nat(4), bytes: fc.boolean(), made: fc.boolean() }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('lookup' as const), pod: fc.nat(1) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('flush' as const), pod: fc.nat(1) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('expire' as const), pod: fc.nat(1) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('topup' as const) }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('complete' as const), pick: fc.nat() }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('break' as const), pick: fc.nat() }) },
+  // What a broken export download delivered: `length` bytes from `from` (0: it broke before its first byte).
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('break' as const), pick: fc.nat(), from: fc.nat(FILE_BYTES - 1), length: fc.oneof(fc.constant(0), fc.nat(FILE_BYTES / 2)) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), pod: fc.nat(1) }) },
+  // A range download of an export file that breaks having delivered `length` bytes from `from`.
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('range' as const), pod: fc.nat(1), file: fc.nat(2), from: fc.nat(FILE_BYTES - 1), length: fc.nat(FILE_BYTES / 2) }) },
 );
 
 const COST = 30_000;
@@ -56,11 +69,16 @@ const TTL_MS = 60_000;
 interface Open {
   readonly pod: number;
   readonly delivery: Delivery;
+  /** A download of an export file that carries its bytes: a break says which it delivered. */
+  readonly file: boolean;
 }
 
-/** Two pods over one ledger and one Redis; deliveries and leases each on their own fake clock. */
-function twoPods(): { pods: Billing[]; clocks: { deliveries: number; leases: number } } {
-  const clocks = { deliveries: Date.now(), leases: Date.now() };
+/**
+ * Two pods over one ledger and one Redis; deliveries and leases each on their own fake clock. The
+ * deliveries' clock starts at noon UTC, so a schedule's partial refunds all fall in one UTC day.
+ */
+function twoPods(): { pods: Billing[]; clocks: { deliveries: number; leases: number }; prefix: string } {
+  const clocks = { deliveries: Math.floor(Date.now() / 86_400_000) * 86_400_000 + 43_200_000, leases: Date.now() };
   const accounts = new AccountStore(ctx.db);
   const ledger = new Ledger(ctx.db, accounts);
   const leases = new LeaseBook(ctx.db, () => clocks.leases);
@@ -76,19 +94,37 @@ function twoPods(): { pods: Billing[]; clocks: { deliveries: number; leases: num
         now: () => clocks.deliveries,
       }),
   );
-  return { pods, clocks };
+  return { pods, clocks, prefix };
 }
 
 /** What abandoning a delivery gave back, from the balances it reports before and after. */
-async function abandoned(delivery: Delivery, lookups: Set<string>): Promise<number> {
+async function abandoned(delivery: Delivery, lookups: Set<string>, sent?: ByteSpan): Promise<number> {
   if (delivery.chargeKey.startsWith('lookup:') && delivery.settlement.chargedMicro) lookups.add(delivery.chargeKey);
+  if (sent) delivery.sent(sent);
   const after = await delivery.abandon();
   return after.balanceMicro - delivery.settlement.balanceMicro;
 }
 
+/**
+ * Every readout of the balance (DECISIONS §3 "One balance"), from each live pod: `balance` (the
+ * headers'), `readout` and admin's `showAccount` of it (admin and the dashboard), and the ledger's
+ * sum: deposits less its charges and refunds less the lookups still in the pending log.
+ */
+async function readouts(pods: Billing[], account: Parameters<typeof showAccount>[0], deposited: number, prefix: string): Promise<number[]> {
+  const values: number[] = [];
+  for (const pod of pods) {
+    const readout = await pod.readout(account.id);
+    values.push(await pod.balance(account.id), readout.balanceMicro, readout.grantMicro + readout.topoffMicro, Math.round(showAccount(account, readout).balance_usd * 1_000_000));
+  }
+  const spent = await ctx.db('ledger').where({ account_id: account.id }).whereIn('kind', ['charge', 'refund']).sum<{ s: string | null }[]>({ s: 'amount_micro' });
+  const pending = Object.values(await ctx.redis.hgetall(`${prefix}wal-log:${account.id}`)).reduce((total, record) => total + Number(record.split('|')[1]), 0);
+  values.push(deposited - Number(spent[0]?.s ?? 0) - pending);
+  return values;
+}
+
 /** One schedule: two pods over one ledger and one Redis. */
 async function runSchedule(batches: Step[][], startBalance: number): Promise<void> {
-  const { pods, clocks } = twoPods();
+  const { pods, clocks, prefix } = twoPods();
   const accounts = new AccountStore(ctx.db);
   const account = await accounts.create({ email: 'model@example.com', tier: 'developer' });
   await accounts.setGrant(account.id, startBalance);
@@ -97,7 +133,13 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
   /** Charged lookups whose response broke: refunded from the pending log, or in the ledger. */
   const brokenLookups = new Set<string>();
   const payer = { accountId: account.id, tier: account.tier };
-  const windows: WindowSpec[] = [sqlWindow(account.id, 'q1', 't1'), sqlWindow(account.id, 'q2', 't1'), exportWindow(account.id, 'exports/v1/service.db', 86_400_000)];
+  const windows: WindowSpec[] = [
+    sqlWindow(account.id, 'q1', 't1'),
+    sqlWindow(account.id, 'q2', 't1'),
+    ...['service.db', 'tables/gutenberg.csv', 'tables/census_states.parquet'].map((file) => exportWindow(account.id, `exports/v1/${file}`, 86_400_000)),
+  ];
+  /** Export charge key → the byte spans its broken downloads delivered. */
+  const brokenSpans = new Map<string, ByteSpan[]>();
 
   let reported = 0;
   const open: Open[] = [];
@@ -111,10 +153,12 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
     switch (s.kind) {
       case 'window': {
         if (crashed.has(s.pod)) return;
-        const delivery = await pods[s.pod]!.deliverWindow(payer, windows[s.window]!, { costMicro: COST, carriesBytes: s.bytes, madeResult: s.made }).catch(refusedFor402);
+        const isFile = s.window >= 2;
+        const options = { costMicro: COST, carriesBytes: s.bytes, madeResult: s.made, sizeBytes: isFile ? FILE_BYTES : undefined };
+        const delivery = await pods[s.pod]!.deliverWindow(payer, windows[s.window]!, options).catch(refusedFor402);
         if (!delivery) return;
         reported += delivery.settlement.chargedMicro;
-        open.push({ pod: s.pod, delivery });
+        open.push({ pod: s.pod, delivery, file: isFile && s.bytes && delivery.holdsCharge });
         return;
       }
       case 'lookup': {
@@ -122,7 +166,7 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
         const delivery = await pods[s.pod]!.deliverOnce(payer, { costMicro: LOOKUP_COST }).catch(refusedFor402);
         if (!delivery) return;
         reported += delivery.settlement.chargedMicro;
-        open.push({ pod: s.pod, delivery });
+        open.push({ pod: s.pod, delivery, file: false });
         return;
       }
       case 'complete': {
@@ -134,8 +178,24 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
       }
       case 'break': {
         const item = take(s.pick);
+        if (!item) return;
+        const span = item.file && s.length > 0 ? { start: s.from, end: Math.min(FILE_BYTES, s.from + s.length) } : undefined;
+        if (span) brokenSpans.set(item.delivery.chargeKey, [...(brokenSpans.get(item.delivery.chargeKey) ?? []), span]);
         // Read after the await: steps of a batch run concurrently.
-        const back = item ? await abandoned(item.delivery, brokenLookups) : 0;
+        const back = await abandoned(item.delivery, brokenLookups, span);
+        refundedToCaller += back;
+        return;
+      }
+      case 'range': {
+        if (crashed.has(s.pod)) return;
+        const options = { costMicro: COST, carriesBytes: true, sizeBytes: FILE_BYTES };
+        const delivery = await pods[s.pod]!.deliverWindow(payer, windows[2 + s.file]!, options).catch(refusedFor402);
+        if (!delivery) return;
+        reported += delivery.settlement.chargedMicro;
+        const span = s.length > 0 ? { start: s.from, end: Math.min(FILE_BYTES, s.from + s.length) } : undefined;
+        if (span) brokenSpans.set(delivery.chargeKey, [...(brokenSpans.get(delivery.chargeKey) ?? []), span]);
+        // Read after the await: steps of a batch run concurrently.
+        const back = await abandoned(delivery, brokenLookups, span);
         refundedToCaller += back;
         return;
       }
@@ -166,7 +226,16 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
     }
   };
 
-  for (const batch of batches) await Promise.all(batch.map(run));
+  for (const batch of batches) {
+    await Promise.all(batch.map(run));
+    // An early lease extension runs past its lookup's response: a readout in the middle of its
+    // move of credit (buckets first, wallet next) would see it half made.
+    await Promise.all(pods.map((pod) => pod.writesDone()));
+    // One balance: after every batch, every readout on every live pod, and the ledger, agree.
+    const live = pods.filter((_, i) => !crashed.has(i));
+    const expected = deposited - (reported - refundedToCaller);
+    expect(await readouts(live, account, deposited, prefix)).toEqual(Array(4 * live.length + 1).fill(expected));
+  }
   // Mid-schedule, before the end: the buckets plus the open lease's unspent credit are what was
   // deposited less what was spent, and nothing is negative.
   const survivor = crashed.has(0) ? 1 : 0;
@@ -208,11 +277,25 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
   // 2: a charge with a completed delivery is never refunded ...
   for (const refund of refunds) expect(completedKeys.has(refund.idempotency_key.replace(/^refund:/, ''))).toBe(false);
   // ... and once every delivery has ended, a window charge none of them completed is refunded.
+  // A charge none of them completed stands only as rule 8 says: its file's broken downloads
+  // delivered half of it, or bytes went out under it and the day's partial refunds were spent.
   const refunded = new Set(refunds.map((r) => r.idempotency_key.replace(/^refund:/, '')));
+  const partialRefunds = [...refunded].filter((key) => brokenSpans.has(key)).length;
   for (const charge of charges) {
-    if (diedWithPod.has(charge.idempotency_key)) continue;
-    expect(refunded.has(charge.idempotency_key)).toBe(!completedKeys.has(charge.idempotency_key));
+    const key = charge.idempotency_key;
+    if (diedWithPod.has(key) || completedKeys.has(key) || refunded.has(key)) continue;
+    const fileSpans = [...brokenSpans].filter(([other]) => windowBaseOf(other) === windowBaseOf(key)).flatMap(([, spans]) => spans);
+    const onBytes = coveredBytes(fileSpans) >= bytesToStand(FILE_BYTES);
+    const pastCap = brokenSpans.has(key) && partialRefunds === PARTIAL_REFUNDS_PER_DAY;
+    expect({ key, stands: onBytes || pastCap }).toEqual({ key, stands: true });
   }
+  // 8: refunds never add up to a file: what broken downloads delivered under a file's refunded
+  // charges stays under half of it; and partial refunds stay within the day's cap.
+  for (const window of windows) {
+    const spans = [...brokenSpans].filter(([key]) => windowBaseOf(key) === window.base && refunded.has(key)).flatMap(([, list]) => list);
+    expect(coveredBytes(spans)).toBeLessThan(bytesToStand(FILE_BYTES));
+  }
+  expect(partialRefunds).toBeLessThanOrEqual(PARTIAL_REFUNDS_PER_DAY);
   // 1: every key is the server's and names the account.
   for (const row of rows) expect(row.idempotency_key).toContain(account.id);
 }
@@ -230,9 +313,37 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
     );
   }, 240_000);
 
+  it('an idle account\'s lease settles by itself once its life is over, and every readout says the same before and after', async () => {
+    const accounts = new AccountStore(ctx.db);
+    const ledger = new Ledger(ctx.db, accounts);
+    const prefix = uniquePrefix();
+    // A one-second lease, so the wait is short; the real clock, so nothing but the reconciler settles it.
+    const leases = new LeaseBook(ctx.db, Date.now, 1_000);
+    const pods = [0, 1].map(() => new Billing({ ledger, leases, wallet: new RedisWallet({ redis: ctx.redis, prefix }), deliveries: new RedisDeliveryTracker({ redis: ctx.redis, prefix }) }));
+    const account = await accounts.create({ email: 'idle@example.com', tier: 'developer' });
+    const payer = { accountId: account.id, tier: account.tier };
+    for (const pod of [0, 1, 0]) await (await pods[pod]!.deliverOnce(payer, { costMicro: LOOKUP_COST })).complete();
+    const deposited = account.grantMicro;
+    const openLeases = async () => Number((await ctx.db('credit_leases').where({ account_id: account.id }).whereNull('settled_at').count<{ n: string }[]>({ n: '*' }))[0]?.n);
+    expect(await openLeases()).toBe(1);
+    await Promise.all(pods.map((pod) => pod.writesDone()));
+    const before = await readouts(pods, account, deposited, prefix);
+    expect(before).toEqual(Array(before.length).fill(deposited - 3 * LOOKUP_COST));
+    pods[1]!.startReconciler(100);
+    try {
+      for (let i = 0; i < 2_400 && (await openLeases()) > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(await openLeases()).toBe(0);
+      expect(await readouts(pods, account, deposited, prefix)).toEqual(before);
+      // Settled: the buckets alone are the balance now.
+      expect(await accounts.balance(account.id)).toBe(before[0]);
+    } finally {
+      for (const pod of pods) await pod.drain(0);
+    }
+  }, 120_000);
+
   it('the observed refund race: a paused download breaks after a free re-read completed, and the charge stands', async () => {
     await runSchedule(
-      [[{ kind: 'window', pod: 0, window: 2, bytes: true, made: false }], [{ kind: 'window', pod: 1, window: 2, bytes: true, made: false }], [{ kind: 'complete', pick: 1 }], [{ kind: 'break', pick: 0 }]],
+      [[{ kind: 'window', pod: 0, window: 2, bytes: true, made: false }], [{ kind: 'window', pod: 1, window: 2, bytes: true, made: false }], [{ kind: 'complete', pick: 1 }], [{ kind: 'break', pick: 0, from: 0, length: 0 }]],
       1_000_000,
     );
     const rows = (await ctx.db('ledger').orderBy('id', 'desc').limit(1).select('kind')) as { kind: string }[];

@@ -37,6 +37,13 @@
  *    credit, the lease is settled and the charge retried, so leased credit is never out of reach.
  *    A lease is sized to about ten seconds of the account's spend and at most half its balance
  *    (all of a balance under forty requests' worth), never more than the balance.
+ *    The balance is defined once (`balance`, `readout`): buckets plus the open lease's unspent
+ *    credit, and every readout (headers, admin, the dashboard) uses it.
+ * 8. Bytes delivered count, however they were split (`bytes-delivered.ts`): for a window over a
+ *    file, the distinct bytes its broken responses delivered add up across ranges, downloads and
+ *    refunded charges; once they cover half the file the charge stands even though no response
+ *    completed. Refunds of charges under which any byte went out are capped per account per UTC
+ *    day; past the cap such a charge stands. Both are decided in the tracker's one atomic step.
  */
 import { randomUUID } from 'node:crypto';
 import type { Tier } from '@uda/shared/catalog';
@@ -46,6 +53,7 @@ import { ErrorCode } from '../errors/codes.ts';
 import type { Metrics } from '../metrics.ts';
 import { formatUsd } from '../money.ts';
 import { type WindowSpec, accountOfChargeKey, lookupChargeKey, sqlQueryPrefix, windowChargeKey } from './charge-keys.ts';
+import type { ByteSpan, BytesDelivered } from './bytes-delivered.ts';
 import type { DeliveryTracker } from './deliveries.ts';
 import { type LeaseBook, leaseSize } from './leases.ts';
 import type { BreakdownItem, ChargeResult, Ledger } from './ledger.ts';
@@ -67,6 +75,13 @@ export interface ChargeSpec {
   readonly priceClass?: string;
 }
 
+/** The one balance (`Billing.balance`) with the bucket each part belongs to. */
+export interface BalanceReadout {
+  readonly balanceMicro: number;
+  readonly grantMicro: number;
+  readonly topoffMicro: number;
+}
+
 /** What a response reports: `X-Credit-Cost` and `X-Credits-Remaining`. */
 export interface Settlement {
   readonly chargedMicro: number;
@@ -83,6 +98,11 @@ export interface WindowOptions extends ChargeSpec {
    * without reading the ledger first (`#deliverFirst`). Only for windows that never age out.
    */
   readonly madeResult?: boolean;
+  /**
+   * The size of the window's file (an export), whose bytes count (rule 8): a broken response then
+   * reports what it delivered (`Delivery.sent`). Undefined: a response delivers all or nothing.
+   */
+  readonly sizeBytes?: number;
 }
 
 /** One response under a window's charge. End it exactly once; later calls do nothing. */
@@ -92,8 +112,10 @@ export interface Delivery {
   /** False for a read of a paid window that carries no bytes: its end decides nothing. */
   readonly holdsCharge: boolean;
   complete(): Promise<void>;
-  /** The response broke or failed: refunds under rule 2, and says what the balance is now. */
+  /** The response broke or failed: refunds under rules 2 and 8, and says what the balance is now. */
   abandon(): Promise<Settlement>;
+  /** The bytes of the window's file this response has handed to its connection so far (rule 8). */
+  sent(span: ByteSpan): void;
 }
 
 export interface BillingOptions {
@@ -154,10 +176,31 @@ export class Billing {
     this.#now = options.now ?? Date.now;
   }
 
-  /** The caller's balance: the buckets in PostgreSQL plus the unspent credit of the open lease. */
+  /**
+   * The balance (DECISIONS §3 "One balance"): the buckets in PostgreSQL plus the unspent credit of
+   * the open lease. `X-Credits-Remaining` reports it (read here, or in a spend's own step from the
+   * same two parts), and so do admin and the dashboard (`readout`).
+   */
   async balance(accountId: string): Promise<number> {
-    const [buckets, unspent] = await Promise.all([this.refreshBuckets(accountId), this.#orWhileWalletFails(this.#wallet.unspent(accountId), 0)]);
-    return buckets + unspent;
+    return (await this.#balanceParts(accountId)).balanceMicro;
+  }
+
+  /**
+   * The balance with its two buckets, for the readouts that show them (admin `account show`, the
+   * dashboard's Usage page): each bucket plus the part of the lease's unspent credit that returns to
+   * it (the lease spends its grant part first, so what is left is top-off first).
+   */
+  async readout(accountId: string): Promise<BalanceReadout> {
+    const parts = await this.#balanceParts(accountId);
+    const lease = parts.unspentMicro ? await this.#leases.openParts(accountId) : undefined;
+    const leasedTopoff = Math.min(parts.unspentMicro, lease?.topoffMicro ?? 0);
+    return { balanceMicro: parts.balanceMicro, grantMicro: parts.grantMicro + parts.unspentMicro - leasedTopoff, topoffMicro: parts.topoffMicro + leasedTopoff };
+  }
+
+  /** The one definition of the balance, with its parts; the buckets go to the wallet for lookups to report. */
+  async #balanceParts(accountId: string): Promise<{ balanceMicro: number; grantMicro: number; topoffMicro: number; unspentMicro: number }> {
+    const [buckets, unspentMicro] = await Promise.all([this.#readBuckets(accountId), this.#orWhileWalletFails(this.#wallet.unspent(accountId), 0)]);
+    return { balanceMicro: buckets.micro + unspentMicro, grantMicro: buckets.grantMicro, topoffMicro: buckets.topoffMicro, unspentMicro };
   }
 
   /**
@@ -186,21 +229,15 @@ export class Billing {
     }
   }
 
-  /**
-   * The unspent credit of the account's open lease, by the bucket it will return to: the lease
-   * spends its grant part first, so what is left is top-off first.
-   */
-  async leasedCredit(accountId: string): Promise<{ grantMicro: number; topoffMicro: number }> {
-    const [unspent, lease] = await Promise.all([this.#wallet.unspent(accountId), this.#leases.openParts(accountId)]);
-    const topoffMicro = Math.min(unspent, lease?.topoffMicro ?? 0);
-    return { grantMicro: unspent - topoffMicro, topoffMicro };
-  }
-
   /** Reads the buckets from PostgreSQL into the wallet, so lookups report them; returns them. */
   async refreshBuckets(accountId: string): Promise<number> {
+    return (await this.#readBuckets(accountId)).micro;
+  }
+
+  async #readBuckets(accountId: string): Promise<Buckets & { grantMicro: number; topoffMicro: number }> {
     const buckets = await this.#leases.buckets(accountId);
-    await this.#orWhileWalletFails(this.#wallet.storeBuckets(accountId, buckets), undefined);
-    return buckets.micro;
+    await this.#orWhileWalletFails(this.#wallet.storeBuckets(accountId, { micro: buckets.micro, version: buckets.version }), undefined);
+    return buckets;
   }
 
   /**
@@ -245,6 +282,7 @@ export class Billing {
         ended = true;
         return { chargedMicro: 0, balanceMicro: settlement.balanceMicro + refunded };
       },
+      sent: () => undefined,
     };
   }
 
@@ -430,7 +468,7 @@ export class Billing {
         await this.#deliveries.release(current.key, id);
         throw error;
       }
-      return this.#delivery(current.key, id, settlement);
+      return this.#delivery(current.key, id, settlement, options.sizeBytes);
     }
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
   }
@@ -453,7 +491,7 @@ export class Billing {
         await this.#deliveries.release(key, id);
         return undefined;
       }
-      return this.#delivery(key, id, settlement);
+      return this.#delivery(key, id, settlement, options.sizeBytes);
     } catch (error) {
       await this.#deliveries.release(key, id);
       throw error;
@@ -493,12 +531,13 @@ export class Billing {
 
   async #freeRead(payer: Payer, key: string): Promise<Delivery> {
     const settlement = { chargedMicro: 0, balanceMicro: await this.balance(payer.accountId) };
-    return { settlement, chargeKey: key, holdsCharge: false, complete: async () => undefined, abandon: async () => settlement };
+    return { settlement, chargeKey: key, holdsCharge: false, complete: async () => undefined, abandon: async () => settlement, sent: () => undefined };
   }
 
-  /** A registered delivery, renewed while it runs, ended once. */
-  #delivery(chargeKey: string, id: string, settlement: Settlement): Delivery {
+  /** A registered delivery, renewed while it runs, ended once; of a file of `sizeBytes`, it reports the bytes it sent. */
+  #delivery(chargeKey: string, id: string, settlement: Settlement, sizeBytes: number | undefined): Delivery {
     let ended = false;
+    let span: ByteSpan | undefined;
     const heartbeat = setInterval(() => void this.track(this.#deliveries.touch(chargeKey, id, this.#now() + this.#ttlMs)), Math.ceil(this.#ttlMs / 3));
     heartbeat.unref();
     const end = (): boolean => {
@@ -516,16 +555,20 @@ export class Billing {
         if (end()) await this.track(this.#deliveries.complete(chargeKey, id));
       },
       abandon: async () => {
-        const refunded = end() ? await this.track(this.#abandon(chargeKey, id)) : 0;
+        const delivered = sizeBytes === undefined || !span ? undefined : { span, sizeBytes };
+        const refunded = end() ? await this.track(this.#abandon(chargeKey, id, delivered)) : 0;
         return { chargedMicro: 0, balanceMicro: settlement.balanceMicro + refunded };
+      },
+      sent: (bytes) => {
+        span = bytes;
       },
     };
     this.#open.add(delivery);
     return delivery;
   }
 
-  async #abandon(chargeKey: string, id: string): Promise<number> {
-    if (!(await this.#deliveries.abandon(chargeKey, id, this.#now()))) return 0;
+  async #abandon(chargeKey: string, id: string, delivered: BytesDelivered | undefined): Promise<number> {
+    if (!(await this.#deliveries.abandon(chargeKey, id, this.#now(), delivered))) return 0;
     return this.#refund(chargeKey);
   }
 
@@ -587,9 +630,17 @@ export class Billing {
   }
 
   /**
+   * Resolves once every billing write this pod keeps alive past its response (refunds, completions,
+   * an early lease extension) has ended: a readout after it sees no half-made move of credit.
+   */
+  async writesDone(): Promise<void> {
+    while (this.#pending.size) await Promise.all([...this.#pending]);
+  }
+
+  /**
    * Graceful shutdown, after the server closed its connections: waits for the cut responses to end
    * their deliveries (a socket's close event comes a few loop turns later), abandons any still open
-   * after `waitMs` (their connections are gone, so nothing was delivered), and waits for every
+   * after `waitMs` (their connections are gone; each reports the bytes it had sent), and waits for every
    * refund and completion to be written. Then writes the pending lookups, and settles the leases
    * of a wallet that lives in this process (a Redis wallet's leases stay for the other pods).
    */
@@ -598,7 +649,7 @@ export class Billing {
     clearInterval(this.#flusher);
     for (const until = Date.now() + waitMs; this.#open.size && Date.now() < until; ) await sleep(10);
     await Promise.allSettled([...this.#open].map((delivery) => delivery.abandon()));
-    while (this.#pending.size) await Promise.all([...this.#pending]);
+    await this.writesDone();
     // Without Redis, what stays pending is flushed by the next pod (the lock and the log are in Redis).
     await this.#orWhileWalletFails(this.flush(), undefined);
     if (this.#wallet.local) for (const lease of await this.#wallet.openLeases()) await this.settleLease(lease.accountId, lease.leaseId);

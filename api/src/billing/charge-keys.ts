@@ -48,3 +48,9 @@ export function accountOfChargeKey(chargeKey: string): string {
 export function refundKey(chargeKey: string): string {
   return `refund:${chargeKey}`;
 }
+
+/** The window base a window charge's key was made from (`<base>#<n>`). */
+export function windowBaseOf(chargeKey: string): string {
+  const hash = chargeKey.lastIndexOf('#');
+  return hash < 0 ? chargeKey : chargeKey.slice(0, hash);
+}

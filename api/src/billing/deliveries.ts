@@ -9,7 +9,17 @@
  * A charge's state moves `open → done` (a delivery completed: it can never be refunded) or
  * `open → refunding → refunded` (the last delivery broke and nothing completed). A charge that is
  * refunding or refunded accepts no new delivery; the caller charges anew under the window's next key.
+ *
+ * Bytes delivered count (`bytes-delivered.ts`): a broken delivery of a file says which bytes it
+ * handed to its connection. The distinct bytes of a window's file delivered by broken deliveries
+ * are kept per window base (across its refunded charges), and once they reach half the file the
+ * charge moves to `done` at once. Claiming the refund of a charge under which bytes went out takes
+ * one of the account's partial refunds of the UTC day; when none is left the charge moves to `done`.
  */
+import { type ByteSpan, type BytesDelivered, PARTIAL_REFUNDS_PER_DAY, bytesToStand, carriesBytes, coveredBytes, mergeSpans } from './bytes-delivered.ts';
+import { accountOfChargeKey, windowBaseOf } from './charge-keys.ts';
+import { utcDay } from '../quota.ts';
+
 export interface DeliveryTracker {
   /** Registers a delivery; false when the charge is being (or was) refunded. */
   begin(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<boolean>;
@@ -19,8 +29,12 @@ export interface DeliveryTracker {
   complete(chargeKey: string, deliveryId: string): Promise<void>;
   /** The delivery never carried the charge (the charge was refused): forget it, decide nothing. */
   release(chargeKey: string, deliveryId: string): Promise<void>;
-  /** The delivery broke. True when the caller must refund now: nothing completed, nothing in flight. */
-  abandon(chargeKey: string, deliveryId: string, nowMs: number): Promise<boolean>;
+  /**
+   * The delivery broke, having delivered `delivered` of the window's file (a file's window only).
+   * True when the caller must refund now: nothing completed, nothing in flight, and the bytes rule
+   * lets the charge go.
+   */
+  abandon(chargeKey: string, deliveryId: string, nowMs: number, delivered?: BytesDelivered): Promise<boolean>;
   /** Charges whose deliveries all expired without completing; each is returned once, as refunding. */
   reap(nowMs: number): Promise<string[]>;
   /** The refund of a charge returned by `abandon` or `reap` is in the ledger. */
@@ -36,11 +50,17 @@ type State = 'done' | 'refunding' | 'refunded';
 interface Entry {
   readonly inFlight: Map<string, number>;
   state?: State;
+  /** A broken delivery under this charge delivered bytes: its refund is a partial one. */
+  partial?: boolean;
 }
 
 /** The embedded default's tracker: one process, so one map. Same rules as the Redis tracker. */
 export class MemoryDeliveryTracker implements DeliveryTracker {
   readonly #charges = new Map<string, Entry>();
+  /** Window base → distinct bytes of its file that broken deliveries delivered. */
+  readonly #delivered = new Map<string, ByteSpan[]>();
+  /** `<account>:<UTC day>` → partial refunds claimed. */
+  readonly #partialRefunds = new Map<string, number>();
 
   #entry(chargeKey: string): Entry {
     let entry = this.#charges.get(chargeKey);
@@ -63,24 +83,28 @@ export class MemoryDeliveryTracker implements DeliveryTracker {
   async complete(chargeKey: string, deliveryId: string): Promise<void> {
     const entry = this.#entry(chargeKey);
     entry.inFlight.delete(deliveryId);
-    if (entry.state === undefined) entry.state = 'done';
+    if (entry.state === undefined) this.#stand(chargeKey, entry);
   }
 
   async release(chargeKey: string, deliveryId: string): Promise<void> {
     this.#charges.get(chargeKey)?.inFlight.delete(deliveryId);
   }
 
-  async abandon(chargeKey: string, deliveryId: string, nowMs: number): Promise<boolean> {
+  async abandon(chargeKey: string, deliveryId: string, nowMs: number, delivered?: BytesDelivered): Promise<boolean> {
     const entry = this.#charges.get(chargeKey);
     // A delivery this tracker never saw began elsewhere (see ResilientDeliveryTracker): decide nothing.
     if (!entry?.inFlight.delete(deliveryId)) return false;
-    return this.#claimRefund(entry, nowMs);
+    if (entry.state === undefined && delivered && this.#deliveredEnough(chargeKey, entry, delivered)) {
+      this.#stand(chargeKey, entry);
+      return false;
+    }
+    return this.#claimRefund(chargeKey, entry, nowMs);
   }
 
   async reap(nowMs: number): Promise<string[]> {
     const reaped: string[] = [];
     for (const [chargeKey, entry] of this.#charges) {
-      if (entry.inFlight.size > 0 && this.#claimRefund(entry, nowMs)) reaped.push(chargeKey);
+      if (entry.inFlight.size > 0 && this.#claimRefund(chargeKey, entry, nowMs)) reaped.push(chargeKey);
     }
     return reaped;
   }
@@ -91,10 +115,38 @@ export class MemoryDeliveryTracker implements DeliveryTracker {
 
   async close(): Promise<void> {}
 
-  /** Drops expired deliveries; claims the refund when none is left and nothing completed. */
-  #claimRefund(entry: Entry, nowMs: number): boolean {
+  /** Adds what a broken delivery delivered to its window's file; true once that is enough to stand. */
+  #deliveredEnough(chargeKey: string, entry: Entry, delivered: BytesDelivered): boolean {
+    if (!carriesBytes(delivered.span)) return false;
+    entry.partial = true;
+    const base = windowBaseOf(chargeKey);
+    const spans = mergeSpans(this.#delivered.get(base) ?? [], delivered.span);
+    this.#delivered.set(base, spans);
+    return coveredBytes(spans) >= bytesToStand(delivered.sizeBytes);
+  }
+
+  /** The charge stands: its window is paid, so the bytes its file's broken deliveries took are forgotten. */
+  #stand(chargeKey: string, entry: Entry): void {
+    entry.state = 'done';
+    this.#delivered.delete(windowBaseOf(chargeKey));
+  }
+
+  /**
+   * Drops expired deliveries; claims the refund when none is left and nothing completed. A partial
+   * refund takes one of the account's day; when none is left, the charge stands instead.
+   */
+  #claimRefund(chargeKey: string, entry: Entry, nowMs: number): boolean {
     for (const [id, expiresAt] of entry.inFlight) if (expiresAt <= nowMs) entry.inFlight.delete(id);
     if (entry.inFlight.size > 0 || entry.state !== undefined) return false;
+    if (entry.partial) {
+      const day = `${accountOfChargeKey(chargeKey)}:${utcDay(new Date(nowMs))}`;
+      const used = this.#partialRefunds.get(day) ?? 0;
+      if (used >= PARTIAL_REFUNDS_PER_DAY) {
+        entry.state = 'done';
+        return false;
+      }
+      this.#partialRefunds.set(day, used + 1);
+    }
     entry.state = 'refunding';
     return true;
   }
@@ -104,7 +156,8 @@ export class MemoryDeliveryTracker implements DeliveryTracker {
  * The Redis tracker with the in-process one as insurance, like the rate limiters: while Redis
  * fails, deliveries are tracked per pod, so downloads and SQL keep answering. What that costs:
  * a delivery that began in Redis and ends during the outage decides no refund (its charge stands,
- * or is refunded later by the reconciler if its Redis entry expires without a completion).
+ * or is refunded later by the reconciler if its Redis entry expires without a completion), and a
+ * file's delivered bytes and the day's partial refunds are counted per pod meanwhile.
  */
 export class ResilientDeliveryTracker implements DeliveryTracker {
   readonly #primary: DeliveryTracker;
@@ -146,10 +199,10 @@ export class ResilientDeliveryTracker implements DeliveryTracker {
     return this.#either((t) => t.release(chargeKey, deliveryId));
   }
 
-  async abandon(chargeKey: string, deliveryId: string, nowMs: number): Promise<boolean> {
+  async abandon(chargeKey: string, deliveryId: string, nowMs: number, delivered?: BytesDelivered): Promise<boolean> {
     // Asked of both: the delivery began in whichever one answered its `begin`.
-    if (await this.#fallback.abandon(chargeKey, deliveryId, nowMs)) return true;
-    return this.#either((t) => (t === this.#fallback ? Promise.resolve(false) : t.abandon(chargeKey, deliveryId, nowMs)));
+    if (await this.#fallback.abandon(chargeKey, deliveryId, nowMs, delivered)) return true;
+    return this.#either((t) => (t === this.#fallback ? Promise.resolve(false) : t.abandon(chargeKey, deliveryId, nowMs, delivered)));
   }
 
   async reap(nowMs: number): Promise<string[]> {

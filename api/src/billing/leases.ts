@@ -80,17 +80,21 @@ type Trx = Knex.Transaction;
 export class LeaseBook {
   readonly #db: Db;
   readonly #now: () => number;
+  readonly #ttlMs: number;
 
-  constructor(db: Db, now: () => number = Date.now) {
+  /** `ttlMs`: how long a lease lives before a reconciler settles it (tests shorten it). */
+  constructor(db: Db, now: () => number = Date.now, ttlMs = LEASE_TTL_MS) {
     this.#db = db;
     this.#now = now;
+    this.#ttlMs = ttlMs;
   }
 
-  /** The account's buckets (grant + top-off, monthly reset applied) and their version. */
-  async buckets(accountId: string): Promise<Buckets> {
+  /** The account's buckets (grant + top-off, monthly reset applied, and each), and their version. */
+  async buckets(accountId: string): Promise<Buckets & { readonly grantMicro: number; readonly topoffMicro: number }> {
     const row = await this.#db<AccountRow>('accounts').where({ id: accountId }).first();
     if (!row) throw new AccountNotFound(accountId);
-    return this.#bucketsOf(row);
+    const { grantMicro, topoffMicro } = accountFromRow(row, this.#date());
+    return { ...this.#bucketsOf(row), grantMicro, topoffMicro };
   }
 
   /**
@@ -249,7 +253,7 @@ export class LeaseBook {
   }
 
   async #newLease(trx: Trx, accountId: string): Promise<LeaseRow> {
-    const row = { id: randomUUID(), account_id: accountId, period: periodOf(this.#date()), expires_at: new Date(this.#now() + LEASE_TTL_MS) };
+    const row = { id: randomUUID(), account_id: accountId, period: periodOf(this.#date()), expires_at: new Date(this.#now() + this.#ttlMs) };
     await trx('credit_leases').insert(row);
     return { ...row, amount_micro: '0', grant_micro: '0', topoff_micro: '0', parts: 0, settled_at: null };
   }

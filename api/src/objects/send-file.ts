@@ -16,8 +16,9 @@ export const FILE_CHUNK_BYTES = 1024 * 1024;
 /**
  * Sends `length` bytes from `start` and ends the response; resolves with the bytes the socket
  * took, rejects when the client goes away or the file ends early. Closes the file either way.
+ * `onSent` hears the bytes the socket has taken so far, as they are taken.
  */
-export async function sendFileRange(res: ServerResponse, file: FileHandle, start: number, length: number): Promise<number> {
+export async function sendFileRange(res: ServerResponse, file: FileHandle, start: number, length: number, onSent?: (sent: number) => void): Promise<number> {
   // Settles when the response finishes or closes early; every wait below races it, because a
   // write to a socket that is already gone never calls back.
   const done = finished(res);
@@ -32,7 +33,10 @@ export async function sendFileRange(res: ServerResponse, file: FileHandle, start
       const { bytesRead } = await file.read(buffer, 0, Math.min(buffer.length, length - offset), start + offset);
       if (bytesRead === 0) throw new Error(`file ended ${length - offset} bytes early`);
       offset += bytesRead;
-      const written = write(res, buffer.subarray(0, bytesRead)).then(() => void (sent += bytesRead));
+      const written = write(res, buffer.subarray(0, bytesRead)).then(() => {
+        sent += bytesRead;
+        onSent?.(sent);
+      });
       // Handled here so that a failed write the loop has not reached yet is no unhandled rejection.
       written.catch(() => undefined);
       writes[i] = written;

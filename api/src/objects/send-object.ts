@@ -31,6 +31,11 @@ export interface SendObjectOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** Counts the body bytes sent (`uda_export_bytes_streamed_total`), whole or cut. */
   readonly sentBytes?: { inc(bytes: number): void };
+  /**
+   * Told, as the body goes out, which bytes of the object `[start, end)` it has handed to the
+   * connection so far: billing counts the bytes of a download that then breaks (DECISIONS §3).
+   */
+  readonly onSent?: (span: { start: number; end: number }) => void;
 }
 
 export type SendOutcome =
@@ -80,7 +85,9 @@ async function sendBody(
   const cached = await options.cache?.openHit(info);
   if (cached) {
     // undefined: the client went away, or the file failed, part-way; the response is cut, and says so.
-    const sent = await sendFileRange(res, cached, range?.start ?? 0, length).catch(() => void res.destroy());
+    const start = range?.start ?? 0;
+    const progress = options.onSent && ((bytes: number) => options.onSent?.({ start, end: start + bytes }));
+    const sent = await sendFileRange(res, cached, start, length, progress).catch(() => void res.destroy());
     return { status, info, bodyBytes: sent ?? 0, complete: sent === length };
   }
   return streamFromStore(res, options, info, range, length, status);
@@ -104,7 +111,11 @@ async function streamFromStore(
   // (or the cache file) is full, so memory stays bounded by the stream buffers whatever the file
   // size. Counting bytes, for a cut download's refund, is the only per-chunk work.
   let sent = 0;
-  object.body.on('data', (chunk: Buffer) => (sent += chunk.length));
+  const start = range?.start ?? 0;
+  object.body.on('data', (chunk: Buffer) => {
+    sent += chunk.length;
+    options.onSent?.({ start, end: start + sent });
+  });
   const whole = await pipeline(object.body, res).then(
     () => sent === length,
     // The client went away or the store failed mid-stream: the response is cut, and says so.

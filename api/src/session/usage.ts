@@ -38,14 +38,15 @@ export function nextMonthlyReset(now: Date): string {
 export async function usageSummary(services: Services, accountId: string, now = new Date()): Promise<UsageSummary> {
   const { accounts, billing, guards, limits } = services;
   const account = await accounts.mustGet(accountId);
-  const leased = await billing.leasedCredit(accountId);
+  // DECISIONS §3 "One balance": the same readout as X-Credits-Remaining and admin `account show`.
+  const balance = await billing.readout(accountId);
   const exportLeft = await dailyCapRemaining(guards.exportCapOptions, accountId);
   const sheetLeft = await dailyCapRemaining(guards.sheetCapOptions, accountId);
   return {
     tier: account.tier,
-    balance_micro: account.grantMicro + account.topoffMicro + leased.grantMicro + leased.topoffMicro,
-    grant_micro: account.grantMicro + leased.grantMicro,
-    topoff_micro: account.topoffMicro + leased.topoffMicro,
+    balance_micro: balance.balanceMicro,
+    grant_micro: balance.grantMicro,
+    topoff_micro: balance.topoffMicro,
     next_reset: nextMonthlyReset(now),
     today: {
       export_sql: { used: limits.exportDaily - exportLeft, limit: limits.exportDaily },

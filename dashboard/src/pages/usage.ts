@@ -1,5 +1,6 @@
 /**
- * Usage and credit: balance (grant plus top-off) with the next reset, tier, today's daily caps, the
+ * Usage and credit: balance (grant plus top-off, each including the unspent credit of an open lease:
+ * the API's one balance, the same figure as `X-Credits-Remaining` and admin `account show`) with the next reset, tier, today's daily caps, the
  * month's spend per day per source (an SVG chart drawn here, no library), the ledger, and upgrade
  * and top-off requests through the payment adapter.
  */

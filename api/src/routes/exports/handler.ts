@@ -4,7 +4,8 @@
  * per 24 h window, by the first request that carries the file's bytes; HEAD, 304, 412, 416 and further
  * requests in the window are free and do not count toward the daily cap. Every request that carries
  * bytes is a delivery under the window's charge: the charge is refunded only when none of them
- * completed and none is in flight (`billing/billing.ts`, rule 2).
+ * completed and none is in flight (`billing/billing.ts`, rule 2), and only while the distinct bytes
+ * the broken ones delivered stay under half the file (rule 8).
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
@@ -31,7 +32,7 @@ export function exportHandler(services: Services): RequestHandler {
       throw new ApiError(ErrorCode.EXPORT_UNAVAILABLE, {}, { 'Retry-After': '5' });
     });
     if (!info) throw new ApiError(ErrorCode.EXPORT_NOT_FOUND, { message: `Export ${target.downloadName} is gone; retry.` });
-    const delivery = await bill(services, req, res, sqlCallerOf(req), target, wouldSendBody(req, info));
+    const delivery = await bill(services, req, res, sqlCallerOf(req), target, info.size, wouldSendBody(req, info));
     res.setHeader('X-Service-Success', 'true');
     res.setHeader('X-Service-Message', `Download of ${target.downloadName} (export ${target.version}) succeeded.`);
     const outcome = await sendObject(req, res, {
@@ -42,6 +43,8 @@ export function exportHandler(services: Services): RequestHandler {
       contentType: target.file.content_type,
       downloadName: target.downloadName,
       sentBytes: services.metrics.exportBytes,
+      // Bytes delivered count (DECISIONS §3): a download that breaks says how much of the file it gave.
+      onSent: delivery ? (span) => delivery.sent(span) : undefined,
     }).catch(async (error: unknown) => {
       if (res.headersSent) throw error;
       if (delivery) setCreditHeaders(res, await delivery.abandon());
@@ -55,7 +58,7 @@ export function exportHandler(services: Services): RequestHandler {
 }
 
 /** Charges a download that carries bytes when its window is not paid yet (402 before any byte). */
-async function bill(services: Services, req: Request, res: Response, payer: Payer, target: ResolvedExport, carriesBytes: boolean): Promise<Delivery | undefined> {
+async function bill(services: Services, req: Request, res: Response, payer: Payer, target: ResolvedExport, sizeBytes: number, carriesBytes: boolean): Promise<Delivery | undefined> {
   const capOptions = services.guards.exportCapOptions;
   if (!carriesBytes) {
     setCreditHeaders(res, { chargedMicro: 0, balanceMicro: await services.billing.balance(payer.accountId) });
@@ -65,6 +68,7 @@ async function bill(services: Services, req: Request, res: Response, payer: Paye
   const delivery = await services.billing.deliverWindow(payer, exportWindow(payer.accountId, target.file.key, EXPORT_WINDOW_MS), {
     costMicro: exportPriceMicro(target.priceKind, payer.tier),
     carriesBytes: true,
+    sizeBytes,
     priceClass: 'export',
     beforeCharge: () => consumeDailyCap(capOptions, req, res),
   });

@@ -1,0 +1,79 @@
+/**
+ * One balance (DECISIONS §3; issue 26 point 2): while a credit lease is open, `X-Credits-Remaining`,
+ * admin `account show` (over its real HTTP API) and the dashboard's Usage figures say the same
+ * balance, the buckets plus the lease's unspent credit.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { type TestContext, openTestContext } from '../../test/support/harness.ts';
+import { testRoutes } from '../../test/support/test-routes.ts';
+import { buildAdminApp } from '../admin/app.ts';
+import { formatUsd, usdNumber } from '../money.ts';
+import { listen } from '../server.ts';
+import { usageSummary } from '../session/usage.ts';
+
+let ctx: TestContext;
+beforeAll(async () => {
+  ctx = await openTestContext();
+});
+afterAll(() => ctx.close());
+
+describe('one balance for one account', () => {
+  it('after `credits set` and one lookup, the header, admin `account show` and the Usage page agree while the lease is open', async () => {
+    const api = await ctx.start({ extraRoutes: testRoutes });
+    const admin = await listen(buildAdminApp(api.services), 0, '127.0.0.1');
+    const adminCall = async (method: string, path: string, body?: unknown) =>
+      (await (
+        await fetch(`${admin.url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${api.services.adminToken}`, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        })
+      ).json()) as { balance_usd: number; grant_usd: number; topoff_usd: number };
+    try {
+      const { accountId, apiKey } = await api.account();
+      await adminCall('PUT', `/admin/accounts/${accountId}/grant`, { usd: '10' });
+      const lookup = await api.get('/test/lookup/x?rows=1', { key: apiKey });
+      expect(lookup.status).toBe(200);
+      const remaining = lookup.headers.get('x-credits-remaining');
+      expect(remaining).toBe(formatUsd(10_000_000 - Number(lookup.headers.get('x-credit-cost')) * 1_000_000));
+      // The lookup took a lease: the buckets alone are less than the balance now.
+      expect(await api.services.accounts.balance(accountId)).toBeLessThan(Number(remaining) * 1_000_000);
+
+      const shown = await adminCall('GET', `/admin/accounts/${accountId}`);
+      expect(shown.balance_usd).toBe(Number(remaining));
+      expect(shown.grant_usd + shown.topoff_usd).toBe(shown.balance_usd);
+      const usage = await usageSummary(api.services, accountId);
+      expect(formatUsd(usage.balance_micro)).toBe(remaining);
+      expect(usage.grant_micro + usage.topoff_micro).toBe(usage.balance_micro);
+      const header = await api.get('/api/v1/auth/usage', { key: apiKey });
+      expect(header.headers.get('x-credits-remaining')).toBe(remaining);
+
+      // A top-off while the lease is open: every readout moves by exactly the top-off.
+      const topped = await adminCall('POST', `/admin/accounts/${accountId}/topoff`, { usd: '1' });
+      expect(topped.balance_usd).toBe(usdNumber(Number(remaining) * 1_000_000 + 1_000_000));
+      expect((await api.get('/api/v1/auth/usage', { key: apiKey })).headers.get('x-credits-remaining')).toBe(formatUsd(Number(remaining) * 1_000_000 + 1_000_000));
+    } finally {
+      await admin.close();
+      await api.close();
+    }
+  });
+
+  it('`credits set` while a lease is open sets the balance\'s grant: the lease\'s credit does not come back on top of it', async () => {
+    const api = await ctx.start({ extraRoutes: testRoutes });
+    const admin = await listen(buildAdminApp(api.services), 0, '127.0.0.1');
+    try {
+      const { accountId, apiKey } = await api.account();
+      expect((await api.get('/test/lookup/x?rows=1', { key: apiKey })).status).toBe(200);
+      const res = await fetch(`${admin.url}/admin/accounts/${accountId}/grant`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${api.services.adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ usd: '10' }),
+      });
+      expect(await res.json()).toMatchObject({ balance_usd: 10, grant_usd: 10, topoff_usd: 0 });
+      expect((await api.get('/api/v1/auth/usage', { key: apiKey })).headers.get('x-credits-remaining')).toBe('10');
+    } finally {
+      await admin.close();
+      await api.close();
+    }
+  });
+});
