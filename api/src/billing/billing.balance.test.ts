@@ -1,5 +1,5 @@
 /**
- * One balance (DECISIONS §3; issue 26 point 2): while a credit lease is open, `X-Credits-Remaining`,
+ * One balance (DECISIONS §3): while a credit lease is open, `X-Credits-Remaining`,
  * admin `account show` (over its real HTTP API) and the dashboard's Usage figures say the same
  * balance, the buckets plus the lease's unspent credit.
  */

@@ -1,5 +1,5 @@
 /**
- * Bytes delivered count, however they were split (DECISIONS §3; issue 22 point 4): the numbers of
+ * Bytes delivered count, however they were split (DECISIONS §3): the numbers of
  * the rule, and the pure arithmetic both delivery trackers (`deliveries.ts`, `deliveries-redis.ts`)
  * apply to a window's file.
  *

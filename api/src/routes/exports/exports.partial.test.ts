@@ -1,5 +1,5 @@
 /**
- * Bytes delivered count, however they were split (DECISIONS §3; issue 22 point 4), over real HTTP
+ * Bytes delivered count, however they were split (DECISIONS §3), over real HTTP
  * downloads of `service.db` cut part-way by the client: broken downloads and ranges that together
  * delivered half the file leave the charge standing, and so does one download cut near its end.
  */
