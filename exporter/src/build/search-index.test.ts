@@ -34,6 +34,8 @@ describe('search terms', () => {
     "Uncle Tom's Cabin (1852), vol. 2",
     'U-Net: 1505.04597',
     '  %__\\  ',
+    "McDONALD'S, Strawberry Sundae; rock 'n' roll",
+    'Kellogg\u2019s; Coca-Cola',
   ];
 
   it('are the same in DuckDB (the index) and in TypeScript (the query)', async () => {
@@ -47,6 +49,11 @@ describe('search terms', () => {
   it('fold case and accents and split on anything but letters and digits', () => {
     expect(searchTerms('Doña ANA, Zürich')).toEqual(['dona', 'ana', 'zurich']);
     expect(searchTerms('%_ -')).toEqual([]);
+  });
+
+  it('join the letters an apostrophe separates, as people type them with or without it', () => {
+    expect(searchTerms("McDonald's")).toEqual(['mcdonalds']);
+    expect(searchTerms('Kellogg\u2019s Coca-Cola')).toEqual(['kelloggs', 'coca', 'cola']);
   });
 });
 
