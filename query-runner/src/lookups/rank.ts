@@ -146,8 +146,40 @@ function stemTerms(index: SourceIndex, stem: string): Int32Array {
 
 const hasDigit = (text: string) => /\p{N}/u.test(text);
 
-/** What one word matches: its form and prefixes, then (by the rules) its stem's terms and its typos' terms and stems. */
+/**
+ * Recently used words' terms per index, so a frequent word's typo walk and stem look-up are done
+ * once per version (the index is immutable, so an entry never goes stale), bounded by the terms held:
+ * the oldest entries go first beyond CACHED_TERMS.
+ */
+interface WordCache {
+  readonly entries: Map<string, WordTerms>;
+  terms: number;
+}
+
+const CACHED_TERMS = 1 << 20;
+const wordCaches = new WeakMap<SourceIndex, WordCache>();
+
 function wordTerms(index: SourceIndex, word: string, rules: MatchRules, checkDeadline: () => void, prefixes = true): WordTerms {
+  let cache = wordCaches.get(index);
+  if (!cache) wordCaches.set(index, (cache = { entries: new Map(), terms: 0 }));
+  const key = `${+rules.stems}${+rules.typos}${+prefixes}${word}`;
+  const known = cache.entries.get(key);
+  if (known) return known;
+  const computed = computeWordTerms(index, word, rules, checkDeadline, prefixes);
+  if (computed.terms.length <= CACHED_TERMS) {
+    cache.entries.set(key, computed);
+    cache.terms += computed.terms.length;
+    for (const [oldest, entry] of cache.entries) {
+      if (cache.terms <= CACHED_TERMS) break;
+      cache.entries.delete(oldest);
+      cache.terms -= entry.terms.length;
+    }
+  }
+  return computed;
+}
+
+/** What one word matches: its form and prefixes, then (by the rules) its stem's terms and its typos' terms and stems. */
+function computeWordTerms(index: SourceIndex, word: string, rules: MatchRules, checkDeadline: () => void, prefixes: boolean): WordTerms {
   const key = Buffer.from(word, 'utf8');
   const [first, end] = prefixes && matchesAsPrefix(word) ? prefixRange(index.terms, key) : equalRange(index.terms, key);
   const exact = first < end && textLength(index.terms, first) === key.length ? first : -1;

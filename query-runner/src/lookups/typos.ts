@@ -26,6 +26,8 @@ interface Walk {
   readonly budget: number;
   readonly found: TypoMatch[];
   readonly checkDeadline: () => void;
+  /** `rows[d]`: the distance row of the current prefix of d bytes (the walk is depth first, so one per depth). */
+  readonly rows: Int32Array[];
   visited: number;
 }
 
@@ -44,38 +46,45 @@ function runEnd(terms: SortedTexts, from: number, to: number, depth: number, byt
   return low;
 }
 
-/** The row of `prefix ‖ byte` from the prefix's row (`row`) and its parent's (`above`, for a transposition). */
-function nextRow(word: Buffer, row: Int32Array, above: Int32Array | undefined, previous: number, byte: number, depth: number): Int32Array {
-  const next = new Int32Array(row.length);
+/**
+ * Fills `rows[depth + 1]`, the row of `prefix ‖ byte`, from the prefix's row and its parent's (for a
+ * transposition); `previous` is the prefix's last byte. Returns the row's smallest entry.
+ */
+function nextRow(walk: Walk, depth: number, previous: number, byte: number): number {
+  const { word, rows } = walk;
+  const row = rows[depth]!;
+  const above = depth > 0 ? rows[depth - 1]! : undefined;
+  const next = rows[depth + 1]!;
   next[0] = depth + 1;
+  let least = next[0];
   for (let j = 1; j < row.length; j++) {
     const cost = word[j - 1] === byte ? 0 : 1;
     let best = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + cost);
     if (above && j > 1 && word[j - 1] === previous && word[j - 2] === byte) best = Math.min(best, above[j - 2]! + 1);
     next[j] = best;
+    if (best < least) least = best;
   }
-  return next;
+  return least;
 }
 
-const minOf = (row: Int32Array) => row.reduce((a, b) => Math.min(a, b), Number.MAX_SAFE_INTEGER);
-
-/** Visits the entries `[from, to)`, which share a prefix of `depth` bytes whose row is `row`. */
-function visit(walk: Walk, from: number, to: number, depth: number, row: Int32Array, above: Int32Array | undefined, previous: number, penalty: number): void {
+/** Visits the entries `[from, to)`, which share a prefix of `depth` bytes whose row is `rows[depth]`. */
+function visit(walk: Walk, from: number, to: number, depth: number, previous: number, penalty: number): void {
   if (++walk.visited % CHECK_EVERY === 0) walk.checkDeadline();
-  const { terms, word, budget } = walk;
+  const { terms, word, budget, rows } = walk;
   let i = from;
   // The prefix itself is a term: it sorts first in its range.
   if (textLength(terms, i) === depth) {
-    const typos = row[word.length]! + penalty;
+    const typos = rows[depth]![word.length]! + penalty;
     if (typos > 0 && typos <= budget) walk.found.push({ term: i, typos });
     i++;
   }
+  // A longer prefix is more than the budget away: its row's entries are at least depth − length.
+  if (depth + 1 >= rows.length) return;
   while (i < to) {
     const byte = byteAt(terms, i, depth);
     const end = runEnd(terms, i, to, depth, byte);
     const childPenalty = depth === 0 ? (byte === word[0] ? 0 : 1) : penalty;
-    const child = nextRow(word, row, above, previous, byte, depth);
-    if (minOf(child) + childPenalty <= budget) visit(walk, i, end, depth + 1, child, row, byte, childPenalty);
+    if (nextRow(walk, depth, previous, byte) + childPenalty <= budget) visit(walk, i, end, depth + 1, byte, childPenalty);
     i = end;
   }
 }
@@ -84,9 +93,10 @@ function visit(walk: Walk, from: number, to: number, depth: number, row: Int32Ar
 export function typoWalk(terms: SortedTexts, word: string, budget: number, checkDeadline: () => void): { found: TypoMatch[]; visited: number } {
   if (budget <= 0 || terms.ends.length === 0) return { found: [], visited: 0 };
   const bytes = Buffer.from(word, 'utf8');
-  const root = Int32Array.from({ length: bytes.length + 1 }, (_, j) => j);
-  const walk: Walk = { terms, word: bytes, budget, found: [], checkDeadline, visited: 0 };
-  visit(walk, 0, terms.ends.length, 0, root, undefined, -1, 0);
+  const rows = Array.from({ length: bytes.length + budget + 1 }, () => new Int32Array(bytes.length + 1));
+  rows[0]!.forEach((_, j) => (rows[0]![j] = j));
+  const walk: Walk = { terms, word: bytes, budget, found: [], checkDeadline, rows, visited: 0 };
+  visit(walk, 0, terms.ends.length, 0, -1, 0);
   return { found: walk.found, visited: walk.visited };
 }
 
