@@ -12,7 +12,7 @@
 /** Index table names start with this prefix, which no catalog table has (see `sourceOfTable`). */
 export const SEARCH_TABLE_PREFIX = '_search_';
 
-export type SearchTableKind = 'docs' | 'postings' | 'titles' | 'stats';
+export type SearchTableKind = 'docs' | 'postings' | 'titles' | 'stats' | 'idterms';
 
 /** `_search_gutenberg_postings` and so on: one set of index tables per stored source. */
 export function searchTable(source: string, kind: SearchTableKind): string {

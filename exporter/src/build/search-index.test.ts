@@ -70,7 +70,7 @@ describe('buildSearchIndexes', () => {
   it('indexes only the sources whose tables were built', async () => {
     expect(await buildSearchIndexes(connection, new Set(['gutenberg']))).toEqual(['gutenberg']);
     const tables = (await rows("SELECT table_name FROM duckdb_tables() WHERE NOT temporary ORDER BY table_name")).map((r) => r.table_name);
-    expect(tables).toEqual(['_search_gutenberg_docs', '_search_gutenberg_postings', '_search_gutenberg_stats', '_search_gutenberg_titles', 'gutenberg']);
+    expect(tables).toEqual(['_search_gutenberg_docs', '_search_gutenberg_idterms', '_search_gutenberg_postings', '_search_gutenberg_stats', '_search_gutenberg_titles', 'gutenberg']);
   });
 
   it('numbers documents in the tie order and weights a title term over a subject term', async () => {

@@ -17,6 +17,8 @@
  *   ranking never reads the document table.
  * - `titles(title, doc)`: the primary texts as space-joined terms, sorted, for exact and prefix matches.
  * - `stats(documents)`: the collection size for the IDF.
+ * - `idterms(term)`: the terms found only in id fields (tickers, arXiv ids), sorted: the runner
+ *   never counts a typo on them, as an id is typed exactly or not at all.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { searchTable, searchTermsSql } from '@uda/shared/search';
@@ -35,6 +37,8 @@ interface SearchField {
    * share classes do not make its name count for less than a one-class company's).
    */
   readonly counted?: boolean;
+  /** An identifier (a ticker, an arXiv id): its terms get no typos. */
+  readonly id?: boolean;
 }
 
 export interface SearchSpec {
@@ -118,7 +122,7 @@ export const SEARCH_SPECS: readonly SearchSpec[] = [
     fields: [
       { column: 'title', weight: 3, primary: true },
       // An arXiv id ("1706.03762") is found as its terms and, exactly, through `titles`.
-      { column: 'arxiv_id', weight: 1 },
+      { column: 'arxiv_id', weight: 1, id: true },
       { column: 'authors', weight: 1.5 },
       { column: 'tasks', weight: 1 },
       { column: 'abstract', weight: 1 },
@@ -149,7 +153,7 @@ export const SEARCH_SPECS: readonly SearchSpec[] = [
     fields: [
       { column: 'title', weight: 1, primary: true },
       // A ticker ("TSLA") is found as a term and, exactly, through `titles`.
-      { column: 'tickers', weight: 1, counted: false },
+      { column: 'tickers', weight: 1, counted: false, id: true },
     ],
     titles: ['title'],
     titleLists: ['ticker_list'],
@@ -181,6 +185,7 @@ export function searchIndexSql(spec: SearchSpec): string[] {
     ? `SELECT doc, sum(tf) AS len FROM ${TERMS} GROUP BY doc`
     : `SELECT doc, sum(${weight}) AS len FROM (${counted.join(' UNION ALL ')}) WHERE term <> '' GROUP BY doc`;
   const primary = spec.fields.flatMap((f, i) => (f.primary ? [i] : []));
+  const ids = spec.fields.flatMap((f, i) => (f.id ? [i] : []));
   const titleTerms = (column: string) => `list_filter(${searchTermsSql(quoteIdent(column))}, lambda x: x <> '')`;
   return [
     `CREATE TEMP TABLE ${STAGE} AS SELECT row_number() OVER (ORDER BY ${spec.order})::INTEGER AS doc, * FROM (${spec.documents})`,
@@ -188,7 +193,8 @@ export function searchIndexSql(spec: SearchSpec): string[] {
     // A page's documents are then read through the key's index, not by a scan of every document.
     `ALTER TABLE ${t('docs')} ADD PRIMARY KEY (doc)`,
     `CREATE TEMP TABLE ${TERMS} AS
-       SELECT term, doc, sum(${weight})::DOUBLE AS tf, bool_or(field IN (${primary.join(', ') || '-1'})) AS in_primary
+       SELECT term, doc, sum(${weight})::DOUBLE AS tf, bool_or(field IN (${primary.join(', ') || '-1'})) AS in_primary,
+              bool_or(field NOT IN (${ids.join(', ') || '-1'})) AS in_text
        FROM (${fieldTerms.join(' UNION ALL ')}) WHERE term <> '' GROUP BY term, doc`,
     `CREATE TABLE ${t('stats')} AS SELECT (SELECT count(*) FROM ${STAGE})::BIGINT AS documents`,
     `CREATE TABLE ${t('postings')} AS
@@ -205,6 +211,7 @@ export function searchIndexSql(spec: SearchSpec): string[] {
            ...(spec.titleLists ?? []).map((c) => `SELECT array_to_string(${titleTerms('item')}, ' ') AS title, doc FROM (SELECT doc, unnest(${quoteIdent(c)}) AS item FROM ${STAGE})`),
          ].join(' UNION ALL ')})
        WHERE title <> '' ORDER BY title, doc`,
+    `CREATE TABLE ${t('idterms')} AS SELECT term FROM ${TERMS} GROUP BY term HAVING NOT bool_or(in_text) ORDER BY term`,
     `DROP TABLE ${TERMS}`,
     `DROP TABLE ${STAGE}`,
   ];

@@ -191,7 +191,8 @@ function computeWordTerms(index: SourceIndex, word: string, rules: MatchRules, c
     for (const t of stemTerms(index, stem)) if (t !== exact) found.set(t, [1, STEM, 1]);
   }
   const direct = found.size;
-  const closest = rules.typos ? addTypos(index, word, found, checkDeadline) : undefined;
+  // An id typed exactly (a ticker) gets no typos: a typo of it would be another id.
+  const closest = rules.typos && !(exact >= 0 && index.idTerms[exact]) ? addTypos(index, word, found, checkDeadline) : undefined;
   const terms = Int32Array.from([...found.keys()].sort((a, b) => a - b));
   const weights = Float64Array.from(terms, (t) => found.get(t)![0]);
   const classes = Uint8Array.from(terms, (t) => found.get(t)![1]);
@@ -202,13 +203,13 @@ function computeWordTerms(index: SourceIndex, word: string, rules: MatchRules, c
 }
 
 /**
- * Adds the terms within the word's typo budget (never terms with digits: numbers and ids are typed
- * exactly), with their stems' terms, at most MAX_TYPO_TERMS of them, the fewest typos and most
+ * Adds the terms within the word's typo budget (never terms with digits or found only in id fields:
+ * numbers, tickers and ids are typed exactly), with their stems' terms, at most MAX_TYPO_TERMS of them, the fewest typos and most
  * documents first. Returns the stem of the closest one.
  */
 function addTypos(index: SourceIndex, word: string, found: Map<number, [number, number, number]>, checkDeadline: () => void): string | undefined {
   const candidates = typoMatches(index.terms, word, typoBudget(word), checkDeadline)
-    .filter((m) => !found.has(m.term) && !hasDigit(textAt(index.terms, m.term)))
+    .filter((m) => !found.has(m.term) && !index.idTerms[m.term] && !hasDigit(textAt(index.terms, m.term)))
     .sort((a, b) => a.typos - b.typos || postingCount(index, b.term) - postingCount(index, a.term))
     .slice(0, MAX_TYPO_TERMS);
   for (const { term, typos } of candidates) {

@@ -10,6 +10,7 @@
  *   `[postingEnds[t − 1], postingEnds[t])` and a prefix's terms are one range;
  * - per posting: `doc` (Int32), `tf` (Float32: the field-weighted frequency), `primary` (a whole
  *   word of a primary field); per document: `norms[doc]`, the BM25 length normalisation;
+ * - `idTerms`: per term, whether only id fields hold it (the exporter's `idterms` table);
  * - `stems`: the dictionary's distinct Porter2 stems, sorted, each with its terms (`stemTerms`
  *   from `stemEnds[s − 1]` to `stemEnds[s]`), so a query word's stem finds every form of it;
  * - `titles`: the primary texts as space-joined stems of their terms, sorted, with their
@@ -24,7 +25,7 @@ import { searchTable } from '@uda/shared/search';
 import type { OpenDatabase, VersionResource } from '../database-manager.ts';
 import { openSandbox, type SandboxLimits } from '../sandbox.ts';
 import { buildPageStore, closePageStore, type PageStore } from './page-store.ts';
-import { SortedTextsBuilder, textAt, textCount, type SortedTexts } from './sorted-texts.ts';
+import { equalRange, SortedTextsBuilder, textAt, textCount, type SortedTexts } from './sorted-texts.ts';
 import { compareUtf8, stemOf, stemPhrase } from './stems.ts';
 import type { StoredLookupSource } from './stored-sql.ts';
 
@@ -37,6 +38,8 @@ export interface SourceIndex {
   readonly postingPrimary: Uint8Array;
   /** Indexed by `doc` (1 to `documents`). */
   readonly norms: Float64Array;
+  /** Per term: 1 when it is found only in id fields (a ticker, an arXiv id), which get no typos. */
+  readonly idTerms: Uint8Array;
   readonly stems: SortedTexts;
   readonly stemEnds: Uint32Array;
   readonly stemTerms: Int32Array;
@@ -87,7 +90,7 @@ export class SearchIndexes implements VersionResource {
 /** Bytes held by one source's index. */
 export function indexBytes(index: SourceIndex): number {
   const arrays = [index.postingEnds, index.postingDocs, index.postingTf, index.postingPrimary, index.norms, index.titleDocs,
-    index.terms.ends, index.terms.bytes, index.titles.ends, index.titles.bytes, index.stems.ends, index.stems.bytes, index.stemEnds, index.stemTerms];
+    index.terms.ends, index.terms.bytes, index.idTerms, index.titles.ends, index.titles.bytes, index.stems.ends, index.stems.bytes, index.stemEnds, index.stemTerms];
   return arrays.reduce((sum, array) => sum + array.byteLength, 0);
 }
 
@@ -208,12 +211,27 @@ async function loadTitles(connection: DuckDBConnection, titles: string): Promise
   return { titles: builder.finish(), titleDocs };
 }
 
+/** Marks the terms of the `idterms` table (an older export without it marks none). */
+async function loadIdTerms(connection: DuckDBConnection, source: StoredLookupSource, terms: SortedTexts): Promise<Uint8Array> {
+  const idTerms = new Uint8Array(textCount(terms));
+  if (!(await tableExists(connection, searchTable(source, 'idterms')))) return idTerms;
+  await eachChunk(await connection.stream(`SELECT term FROM ${searchTable(source, 'idterms')}`), (chunk, rows) => {
+    const column = chunk.getColumnVector(0);
+    for (let row = 0; row < rows; row++) {
+      const [first, end] = equalRange(terms, Buffer.from(column.getItem(row) as string, 'utf8'));
+      if (first < end) idTerms[first] = 1;
+    }
+  });
+  return idTerms;
+}
+
 export async function loadSourceIndex(connection: DuckDBConnection, source: StoredLookupSource): Promise<SourceIndex | undefined> {
   if (!(await tableExists(connection, searchTable(source, 'postings')))) return undefined;
   const documents = await singleNumber(connection, `SELECT documents FROM ${searchTable(source, 'stats')}`);
   const { terms, postingEnds } = await loadTerms(connection, searchTable(source, 'postings'));
   const postings = await loadPostings(connection, searchTable(source, 'postings'), postingEnds, documents);
-  return { documents, terms, postingEnds, ...postings, ...buildStems(terms), ...(await loadTitles(connection, searchTable(source, 'titles'))) };
+  const idTerms = await loadIdTerms(connection, source, terms);
+  return { documents, terms, postingEnds, ...postings, idTerms, ...buildStems(terms), ...(await loadTitles(connection, searchTable(source, 'titles'))) };
 }
 
 /**

@@ -77,6 +77,15 @@ describe('stored lookups forgive plurals, typos, spaces and apostrophes', () => 
     expect(await top(api, `/books/${encodeURIComponent('the art of war')}`, 'text_id', 1)).toEqual([132]);
     await api.close();
   });
+
+  it('a ticker gets no typos: "agnco" (a share class of AGNC) finds its company alone, not Agnico Eagle', async () => {
+    const api = await start();
+    const { status, body } = await lookup(api, '/sec/agnco');
+    expect(status).toBe(200);
+    expect(body.data.total).toBe(1);
+    expect(body.data.results[0]!.tickers).toContain('AGNCO');
+    await api.close();
+  });
 });
 
 describe('stored lookups: one row per entity', () => {
