@@ -9,7 +9,8 @@
  *   - the terms within its typo budget (`typoBudget`), and their stems;
  * every word must match. Two adjacent words also match their concatenation ("jp morgan" finds
  * JPMORGAN), and a word absent from the dictionary matches a split into two terms that are there
- * ("cocacola" finds "Coca-Cola", counted as one typo). When no document holds every word, the stop
+ * ("cocacola" finds "Coca-Cola", counted as one typo). Typos and splits are looked for only when the
+ * answers without them do not fill the page (`rankBuckets`). When no document holds every word, the stop
  * words are dropped, then words from the last one back, never down to stop words alone.
  *
  * Ranking, best first (the guide states these rules in this order):
@@ -528,8 +529,9 @@ function readingsOf(index: SourceIndex, words: readonly string[], phrase: readon
     if (!inDictionary(index, joined)) continue;
     readings.push(reading([...typed.slice(0, i), termsOf(joined, false), ...typed.slice(i + 2)], 0));
   }
+  // A split counts as a typo, so it is looked for with the typos only.
   words.forEach((word, i) => {
-    if (hasDigit(word) || inDictionary(index, word)) return;
+    if (!rules.typos || hasDigit(word) || inDictionary(index, word)) return;
     const split = splitOf(index, word);
     if (!split) return;
     const halves = split.map((half) => wordTerms(index, half, { ...AS_TYPED, stems: rules.stems }, checkDeadline, false));
@@ -559,6 +561,18 @@ function rankWords(index: SourceIndex, words: readonly string[], phrase: readonl
 }
 
 /**
+ * The words ranked as one query, typos looked for only when the answers without them do not fill
+ * the page: as in a search engine's bucket sort, a page of answers as typed (forms, prefixes,
+ * stems, joined words) never waits for typo candidates, which would rank after them anyway. `total`
+ * counts what was matched: the answers as typed, or those and the typos' when they were looked for.
+ */
+function rankBuckets(index: SourceIndex, words: readonly string[], phrase: readonly string[], limit: number, rules: MatchRules, checkDeadline: () => void): Ranking {
+  if (!rules.typos) return rankWords(index, words, phrase, limit, rules, checkDeadline);
+  const asTyped = rankWords(index, words, phrase, limit, { ...rules, typos: false }, checkDeadline);
+  return asTyped.total >= limit ? asTyped : rankWords(index, words, phrase, limit, rules, checkDeadline);
+}
+
+/**
  * The word lists tried in turn when no document holds every word: the words without their stop
  * words ("procter and gamble" is `procter gamble`), then dropping from the last one back
  * (Meilisearch's `words` rule), never down to stop words alone.
@@ -567,7 +581,10 @@ function fewerWords(words: readonly string[]): string[][] {
   const content = words.filter((word) => !isStopWord(word));
   if (content.length === 0) return [];
   const lists = content.length < words.length ? [content] : [];
-  for (let kept = content.length - 1; kept > 0; kept--) lists.push(content.slice(0, kept));
+  for (let kept = words.length - 1; kept > 0; kept--) {
+    const fewer = words.slice(0, kept);
+    if (!fewer.every(isStopWord)) lists.push(fewer);
+  }
   return lists;
 }
 
@@ -578,10 +595,10 @@ function fewerWords(words: readonly string[]): string[][] {
 export function rankDocuments(index: SourceIndex, keywords: string, limit: number, checkDeadline: () => void, rules: MatchRules = FORGIVING): Ranking {
   const words = queryTerms(keywords);
   if (words.length === 0) return NO_MATCH;
-  const ranking = rankWords(index, words, searchTerms(keywords), limit, rules, checkDeadline);
+  const ranking = rankBuckets(index, words, searchTerms(keywords), limit, rules, checkDeadline);
   if (ranking.total > 0 || !rules.dropWords) return ranking;
   for (const fewer of fewerWords(words)) {
-    const kept = rankWords(index, fewer, fewer, limit, rules, checkDeadline);
+    const kept = rankBuckets(index, fewer, fewer, limit, rules, checkDeadline);
     if (kept.total > 0) return kept;
   }
   return NO_MATCH;
