@@ -111,11 +111,11 @@ describe('a build of the sample data', () => {
         expect({ table, rows: reader.getRowObjects()[0]?.n }).toEqual({ table, rows });
       }
       expect(first.tables.gutenberg!.rows).toBe(1823);
-      // Besides the catalog's tables, only the lookups' search index: four tables per stored source.
+      // Besides the catalog's tables, only the lookups' search index: five tables per stored source.
       const others = (await connection.runAndReadAll('SELECT table_name FROM duckdb_tables()')).getRowObjects()
         .map((r) => String(r.table_name)).filter((t) => !allTables().includes(t)).sort();
       const stored = SOURCES.filter((s) => s.kind === 'stored').map((s) => s.id);
-      expect(others).toEqual(stored.flatMap((s) => ['docs', 'postings', 'stats', 'titles'].map((kind) => `_search_${s}_${kind}`)).sort());
+      expect(others).toEqual(stored.flatMap((s) => ['docs', 'idterms', 'postings', 'stats', 'titles'].map((kind) => `_search_${s}_${kind}`)).sort());
       expect(first.tables.census_counties!.rows).toBe(3193);
       await expect(connection.run('CREATE TABLE x (a INTEGER)')).rejects.toThrow(/read-only/i);
     } finally {

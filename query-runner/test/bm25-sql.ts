@@ -28,12 +28,15 @@ function termHits(postings: string, term: string, i: number): ReferenceQuery {
   };
 }
 
-/** `(doc, tier, score, total)` of the best `limit` matches, best first; undefined without a term. */
-export function referenceRankingSql(source: string, keywords: string, limit: number): ReferenceQuery | undefined {
+/**
+ * `(doc, tier, score, total)` of the best `limit` matches, best first; undefined without a term.
+ * The tiers compare `titles(title, doc)` with `phrase`: by default the exporter's titles and the
+ * keywords as terms; the runner compares stems, so its test passes both stemmed.
+ */
+export function referenceRankingSql(source: string, keywords: string, limit: number, titles = searchTable(source, 'titles'), phrase = titlePhrase(keywords)): ReferenceQuery | undefined {
   const terms = queryTerms(keywords);
   if (terms.length === 0) return undefined;
   const hits = terms.map((term, i) => termHits(searchTable(source, 'postings'), term, i));
-  const phrase = titlePhrase(keywords);
   return {
     sql: `WITH hits AS (${hits.map((h) => h.sql).join(' UNION ALL ')}),
       scored AS (
@@ -42,7 +45,7 @@ export function referenceRankingSql(source: string, keywords: string, limit: num
         FROM (SELECT *, count(*) OVER (PARTITION BY i) AS df FROM hits) CROSS JOIN ${searchTable(source, 'stats')} s
         GROUP BY doc HAVING count(*) = ${terms.length}),
       titled AS (
-        SELECT doc, min(CASE WHEN title = ? THEN 0 ELSE 1 END) AS tier FROM ${searchTable(source, 'titles')}
+        SELECT doc, min(CASE WHEN title = ? THEN 0 ELSE 1 END) AS tier FROM ${titles}
         WHERE title >= ? AND title <= ? GROUP BY doc)
       SELECT m.doc, coalesce(t.tier, CASE WHEN m.whole THEN 2 ELSE 3 END)::INTEGER AS tier, m.score, count(*) OVER () AS total
       FROM scored m LEFT JOIN titled t ON t.doc = m.doc

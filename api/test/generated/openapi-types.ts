@@ -2704,7 +2704,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Matching rows. */
+            /** @description Matching rows: those containing the text first, then those holding every word as typed, by stem or within its typo budget, as the stored lookups match them. */
             200: {
                 headers: {
                     /** @description Requests allowed in the window (the burst limit, or the UTC-day cap of an account). */

@@ -34,6 +34,8 @@ describe('search terms', () => {
     "Uncle Tom's Cabin (1852), vol. 2",
     'U-Net: 1505.04597',
     '  %__\\  ',
+    "McDONALD'S, Strawberry Sundae; rock 'n' roll",
+    'Kellogg\u2019s; Coca-Cola',
   ];
 
   it('are the same in DuckDB (the index) and in TypeScript (the query)', async () => {
@@ -47,6 +49,11 @@ describe('search terms', () => {
   it('fold case and accents and split on anything but letters and digits', () => {
     expect(searchTerms('Doña ANA, Zürich')).toEqual(['dona', 'ana', 'zurich']);
     expect(searchTerms('%_ -')).toEqual([]);
+  });
+
+  it('join the letters an apostrophe separates, as people type them with or without it', () => {
+    expect(searchTerms("McDonald's")).toEqual(['mcdonalds']);
+    expect(searchTerms('Kellogg\u2019s Coca-Cola')).toEqual(['kelloggs', 'coca', 'cola']);
   });
 });
 
@@ -63,7 +70,7 @@ describe('buildSearchIndexes', () => {
   it('indexes only the sources whose tables were built', async () => {
     expect(await buildSearchIndexes(connection, new Set(['gutenberg']))).toEqual(['gutenberg']);
     const tables = (await rows("SELECT table_name FROM duckdb_tables() WHERE NOT temporary ORDER BY table_name")).map((r) => r.table_name);
-    expect(tables).toEqual(['_search_gutenberg_docs', '_search_gutenberg_postings', '_search_gutenberg_stats', '_search_gutenberg_titles', 'gutenberg']);
+    expect(tables).toEqual(['_search_gutenberg_docs', '_search_gutenberg_idterms', '_search_gutenberg_postings', '_search_gutenberg_stats', '_search_gutenberg_titles', 'gutenberg']);
   });
 
   it('numbers documents in the tie order and weights a title term over a subject term', async () => {

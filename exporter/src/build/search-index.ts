@@ -17,6 +17,8 @@
  *   ranking never reads the document table.
  * - `titles(title, doc)`: the primary texts as space-joined terms, sorted, for exact and prefix matches.
  * - `stats(documents)`: the collection size for the IDF.
+ * - `idterms(term)`: the terms found only in id fields (tickers, arXiv ids), sorted: the runner
+ *   never counts a typo on them, as an id is typed exactly or not at all.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { searchTable, searchTermsSql } from '@uda/shared/search';
@@ -30,6 +32,13 @@ interface SearchField {
   readonly weight: number;
   /** A whole-word match here ranks ahead of matches elsewhere (the lookup's "tier 2"). */
   readonly primary?: boolean;
+  /**
+   * False: the field's terms are found but do not lengthen the document in BM25 (a company's
+   * share classes do not make its name count for less than a one-class company's).
+   */
+  readonly counted?: boolean;
+  /** An identifier (a ticker, an arXiv id): its terms get no typos. */
+  readonly id?: boolean;
 }
 
 export interface SearchSpec {
@@ -47,6 +56,8 @@ export interface SearchSpec {
   readonly fields: readonly SearchField[];
   /** Fields whose whole text is compared with the keywords for exact and prefix matches. */
   readonly titles: readonly string[];
+  /** List fields each of whose items is compared so (a company's tickers). */
+  readonly titleLists?: readonly string[];
 }
 
 export const SEARCH_SPECS: readonly SearchSpec[] = [
@@ -111,7 +122,7 @@ export const SEARCH_SPECS: readonly SearchSpec[] = [
     fields: [
       { column: 'title', weight: 3, primary: true },
       // An arXiv id ("1706.03762") is found as its terms and, exactly, through `titles`.
-      { column: 'arxiv_id', weight: 1 },
+      { column: 'arxiv_id', weight: 1, id: true },
       { column: 'authors', weight: 1.5 },
       { column: 'tasks', weight: 1 },
       { column: 'abstract', weight: 1 },
@@ -121,23 +132,31 @@ export const SEARCH_SPECS: readonly SearchSpec[] = [
   {
     source: 'sec',
     tables: ['sec_companies', 'sec_filings'],
-    documents: 'SELECT ticker, title FROM sec_companies',
+    // One document per company (CIK), not per ticker: a company with several share classes is one
+    // result. `ticker` is the first listed in company_tickers.json (the main class; rows are
+    // inserted in the file's order, so `rowid` is that order), `tickers` all of them.
+    documents: `SELECT cik, first(ticker ORDER BY rowid) AS ticker, string_agg(ticker, ' ' ORDER BY rowid) AS tickers,
+        list(ticker ORDER BY rowid) AS ticker_list, first(title ORDER BY rowid) AS title
+      FROM sec_companies GROUP BY cik`,
     order: 'length(title), ticker',
-    keys: ['ticker'],
-    // The five latest filings per company (a top 5 per company, not a list of every filing).
-    pageColumns: `SELECT c.ticker,
-        list({'form_type': f.form_type, 'date_filed': f.date_filed, 'accession_number': f.accession_number}
-             ORDER BY f.date_filed DESC, f.accession_number) AS recent_filings
-      FROM sec_companies c JOIN (
-          SELECT cik, form_type, date_filed, accession_number FROM sec_filings
-          QUALIFY row_number() OVER (PARTITION BY cik ORDER BY date_filed DESC, accession_number) <= 5) f ON f.cik = c.cik
-      GROUP BY c.ticker`,
+    keys: ['cik'],
+    // The company's shown columns, and its five latest filings (a top 5 per company, not a list of every filing).
+    pageColumns: `SELECT c.cik, c.ticker, c.tickers, c.title, f.recent_filings
+      FROM (SELECT cik, first(ticker ORDER BY rowid) AS ticker, list(ticker ORDER BY rowid) AS tickers, first(title ORDER BY rowid) AS title
+            FROM sec_companies GROUP BY cik) c
+      LEFT JOIN (
+        SELECT cik, list({'form_type': form_type, 'date_filed': date_filed, 'accession_number': accession_number}
+                         ORDER BY date_filed DESC, accession_number) AS recent_filings
+        FROM (SELECT cik, form_type, date_filed, accession_number FROM sec_filings
+              QUALIFY row_number() OVER (PARTITION BY cik ORDER BY date_filed DESC, accession_number) <= 5)
+        GROUP BY cik) f ON f.cik = c.cik`,
     fields: [
       { column: 'title', weight: 1, primary: true },
       // A ticker ("TSLA") is found as a term and, exactly, through `titles`.
-      { column: 'ticker', weight: 1 },
+      { column: 'tickers', weight: 1, counted: false, id: true },
     ],
-    titles: ['title', 'ticker'],
+    titles: ['title'],
+    titleLists: ['ticker_list'],
   },
 ];
 
@@ -160,7 +179,13 @@ export function searchIndexSql(spec: SearchSpec): string[] {
     (f, i) => `SELECT doc, ${i} AS field, unnest(${searchTermsSql(quoteIdent(f.column))}) AS term FROM ${STAGE}`,
   );
   const weight = `CASE field ${spec.fields.map((f, i) => `WHEN ${i} THEN ${f.weight}`).join(' ')} END`;
+  const counted = fieldTerms.filter((_, i) => spec.fields[i]!.counted !== false);
+  // Every field counted: the lengths are the sums of the terms' tf, without reading the fields again.
+  const lengths = counted.length === fieldTerms.length
+    ? `SELECT doc, sum(tf) AS len FROM ${TERMS} GROUP BY doc`
+    : `SELECT doc, sum(${weight}) AS len FROM (${counted.join(' UNION ALL ')}) WHERE term <> '' GROUP BY doc`;
   const primary = spec.fields.flatMap((f, i) => (f.primary ? [i] : []));
+  const ids = spec.fields.flatMap((f, i) => (f.id ? [i] : []));
   const titleTerms = (column: string) => `list_filter(${searchTermsSql(quoteIdent(column))}, lambda x: x <> '')`;
   return [
     `CREATE TEMP TABLE ${STAGE} AS SELECT row_number() OVER (ORDER BY ${spec.order})::INTEGER AS doc, * FROM (${spec.documents})`,
@@ -168,20 +193,25 @@ export function searchIndexSql(spec: SearchSpec): string[] {
     // A page's documents are then read through the key's index, not by a scan of every document.
     `ALTER TABLE ${t('docs')} ADD PRIMARY KEY (doc)`,
     `CREATE TEMP TABLE ${TERMS} AS
-       SELECT term, doc, sum(${weight})::DOUBLE AS tf, bool_or(field IN (${primary.join(', ') || '-1'})) AS in_primary
+       SELECT term, doc, sum(${weight})::DOUBLE AS tf, bool_or(field IN (${primary.join(', ') || '-1'})) AS in_primary,
+              bool_or(field NOT IN (${ids.join(', ') || '-1'})) AS in_text
        FROM (${fieldTerms.join(' UNION ALL ')}) WHERE term <> '' GROUP BY term, doc`,
     `CREATE TABLE ${t('stats')} AS SELECT (SELECT count(*) FROM ${STAGE})::BIGINT AS documents`,
     `CREATE TABLE ${t('postings')} AS
-       WITH lengths AS (SELECT doc, sum(tf) AS len FROM ${TERMS} GROUP BY doc),
+       WITH lengths AS (${lengths}),
             average AS (SELECT coalesce(sum(len) / nullif((SELECT documents FROM ${t('stats')}), 0), 1) AS avg_len FROM lengths)
        SELECT p.term, p.doc, p.tf, p.in_primary,
-              (${BM25.k1} * (1 - ${BM25.b} + ${BM25.b} * l.len / greatest(a.avg_len, 1e-9)))::DOUBLE AS norm
-       FROM ${TERMS} p JOIN lengths l USING (doc) CROSS JOIN average a
+              (${BM25.k1} * (1 - ${BM25.b} + ${BM25.b} * coalesce(l.len, 0) / greatest(a.avg_len, 1e-9)))::DOUBLE AS norm
+       FROM ${TERMS} p LEFT JOIN lengths l USING (doc) CROSS JOIN average a
        ORDER BY p.term, p.doc`,
     `CREATE TABLE ${t('titles')} AS
        SELECT DISTINCT title, doc FROM (
-         ${spec.titles.map((c) => `SELECT array_to_string(${titleTerms(c)}, ' ') AS title, doc FROM ${STAGE}`).join(' UNION ALL ')})
+         ${[
+           ...spec.titles.map((c) => `SELECT array_to_string(${titleTerms(c)}, ' ') AS title, doc FROM ${STAGE}`),
+           ...(spec.titleLists ?? []).map((c) => `SELECT array_to_string(${titleTerms('item')}, ' ') AS title, doc FROM (SELECT doc, unnest(${quoteIdent(c)}) AS item FROM ${STAGE})`),
+         ].join(' UNION ALL ')})
        WHERE title <> '' ORDER BY title, doc`,
+    `CREATE TABLE ${t('idterms')} AS SELECT term FROM ${TERMS} GROUP BY term HAVING NOT bool_or(in_text) ORDER BY term`,
     `DROP TABLE ${TERMS}`,
     `DROP TABLE ${STAGE}`,
   ];

@@ -30,3 +30,46 @@ export function titlePhrase(keywords: string): string {
 export function matchesAsPrefix(term: string): boolean {
   return term.length >= MIN_PREFIX;
 }
+
+/**
+ * How forgiving a lookup is. Lookups use FORGIVING; AS_TYPED is the ranking before forgiveness
+ * (whole terms and prefixes as typed), which the SQL reference states (`rank.agrees.test.ts`).
+ */
+export interface MatchRules {
+  /** A word also matches the terms with its Porter2 stem ("eggs" finds "Egg"). */
+  readonly stems: boolean;
+  /** A word also matches the terms within its typo budget (`typoBudget`). */
+  readonly typos: boolean;
+  /** Two adjacent words also match their concatenation, and one word a split into two terms. */
+  readonly splits: boolean;
+  /** When nothing holds every word, words are dropped from the last one back. */
+  readonly dropWords: boolean;
+}
+
+export const FORGIVING: MatchRules = { stems: true, typos: true, splits: true, dropWords: true };
+export const AS_TYPED: MatchRules = { stems: false, typos: false, splits: false, dropWords: false };
+
+/**
+ * Typos a word may have, as Meilisearch allows them: none below 5 characters, one from 5, two from
+ * 9. None for a word with a digit (a number, a ticker class, an arXiv id).
+ */
+export function typoBudget(word: string): number {
+  if (/\p{N}/u.test(word)) return 0;
+  const length = [...word].length;
+  return length >= 9 ? 2 : length >= 5 ? 1 : 0;
+}
+
+/** At most this many typo terms per word, the fewest typos and most documents first. */
+export const MAX_TYPO_TERMS = 24;
+
+/**
+ * English stop words: a query is never reduced to these alone when words are dropped, so "the" or
+ * "of" left over from a longer query never matches nearly every document.
+ */
+const STOP_WORDS = new Set(
+  'a an and are as at be but by for from has have he her his i if in into is it its of on or our she so than that the their them then there these they this to was we were what when which who will with you your'.split(' '),
+);
+
+export function isStopWord(word: string): boolean {
+  return STOP_WORDS.has(word);
+}

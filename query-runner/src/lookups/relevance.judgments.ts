@@ -4,10 +4,19 @@
  * every row that answers it equally (two editions of the same book, a company's share classes);
  * `key` is the result field that identifies a row. The set was written before looking at the
  * ranking's output; `relevance.test.ts` computes the mean reciprocal rank over it.
+ *
+ * The queries with a `kind` are typed the way people type, each written from the row it
+ * is after: plurals both ways, one and two typos (a letter dropped, doubled, swapped or wrong),
+ * missing or extra spaces and hyphens, punctuation, partial names, abbreviations and extra words.
  */
+/** How the keywords differ from the data's spelling (`exact`: they do not). */
+export type QueryKind = 'exact' | 'plural' | 'typo1' | 'typo2' | 'space' | 'punctuation' | 'partial' | 'abbreviation' | 'extra';
+
 export interface Judgement {
   readonly keywords: string;
   readonly relevant: readonly (string | number)[];
+  /** Absent: `exact`. */
+  readonly kind?: QueryKind;
 }
 
 export interface JudgedSource {
@@ -37,6 +46,25 @@ export const JUDGEMENTS: Readonly<Record<'gutenberg' | 'census' | 'food' | 'pwc'
       { keywords: 'moby dick', relevant: [15, 2489, 2701] },
       { keywords: 'treasure island', relevant: [120] },
       { keywords: 'austen persuasion', relevant: [105] },
+      { keywords: 'scarlet letters', relevant: [33], kind: 'plural' },
+      { keywords: 'green gable anne', relevant: [45], kind: 'plural' },
+      { keywords: 'art of wars', relevant: [132], kind: 'plural' },
+      { keywords: 'middlemarh', relevant: [145], kind: 'typo1' },
+      { keywords: 'treasure iland', relevant: [120], kind: 'typo1' },
+      { keywords: 'frankenstien', relevant: [84], kind: 'typo1' },
+      { keywords: 'sleepy holow', relevant: [41], kind: 'typo1' },
+      { keywords: 'pride and prejudicee', relevant: [1342], kind: 'typo1' },
+      { keywords: 'frankinstien', relevant: [84], kind: 'typo2' },
+      { keywords: 'comunist manifestoe', relevant: [61], kind: 'typo2' },
+      { keywords: 'moby-dick', relevant: [15, 2489, 2701], kind: 'space' },
+      { keywords: 'mobydick', relevant: [15, 2489, 2701], kind: 'space' },
+      { keywords: 'flat land', relevant: [97, 201], kind: 'space' },
+      { keywords: 'middle march', relevant: [145], kind: 'space' },
+      { keywords: 'uncle toms cabin', relevant: [203], kind: 'punctuation' },
+      { keywords: 'anne of green-gables', relevant: [45], kind: 'punctuation' },
+      { keywords: 'darkness conrad', relevant: [219, 526], kind: 'partial' },
+      { keywords: 'snark', relevant: [13], kind: 'partial' },
+      { keywords: 'the art of war by sun tzu', relevant: [132], kind: 'extra' },
     ],
   },
   census: {
@@ -54,6 +82,18 @@ export const JUDGEMENTS: Readonly<Record<'gutenberg' | 'census' | 'food' | 'pwc'
       { keywords: 'miami-dade', relevant: ['Miami-Dade County, Florida'] },
       { keywords: 'puerto rico', relevant: ['Puerto Rico'] },
       { keywords: 'midwest region', relevant: ['Midwest Region'] },
+      { keywords: 'harris counties texas', relevant: ['Harris County, Texas'], kind: 'plural' },
+      { keywords: 'kings county new york', relevant: ['Kings County, New York'], kind: 'exact' },
+      { keywords: 'californa', relevant: ['California'], kind: 'typo1' },
+      { keywords: 'texsa', relevant: ['Texas'], kind: 'typo1' },
+      { keywords: 'pensylvania', relevant: ['Pennsylvania'], kind: 'typo1' },
+      { keywords: 'los angles', relevant: ['Los Angeles County, California'], kind: 'typo1' },
+      { keywords: 'masachusets', relevant: ['Massachusetts'], kind: 'typo2' },
+      { keywords: 'losangeles', relevant: ['Los Angeles County, California'], kind: 'space' },
+      { keywords: 'newyork', relevant: ['New York'], kind: 'space' },
+      { keywords: 'miami dade', relevant: ['Miami-Dade County, Florida'], kind: 'punctuation' },
+      { keywords: 'cook illinois', relevant: ['Cook County, Illinois'], kind: 'partial' },
+      { keywords: 'st louis missouri', relevant: ['St. Louis County, Missouri', 'St. Louis city, Missouri'], kind: 'abbreviation' },
     ],
   },
   food: {
@@ -73,6 +113,20 @@ export const JUDGEMENTS: Readonly<Record<'gutenberg' | 'census' | 'food' | 'pwc'
       { keywords: 'mozzarella whole milk', relevant: [9001026] },
       { keywords: 'ground beef 80% lean raw', relevant: [9023572] },
       { keywords: 'plain yogurt whole milk', relevant: [9001116] },
+      { keywords: 'peach raw', relevant: [9009236], kind: 'plural' },
+      { keywords: 'onion raw', relevant: [9011282], kind: 'plural' },
+      { keywords: 'lemon raw', relevant: [9009150], kind: 'plural' },
+      { keywords: 'mushroom white raw', relevant: [9011260], kind: 'plural' },
+      { keywords: 'strawberry frozen', relevant: [9009319], kind: 'plural' },
+      { keywords: 'eggs whole raw', relevant: [9001171], kind: 'plural' },
+      { keywords: 'brocoli raw', relevant: [9011090], kind: 'typo1' },
+      { keywords: 'cucumbre peeled', relevant: [9011206], kind: 'typo1' },
+      { keywords: 'parmesean grated', relevant: [9001032, 9001204], kind: 'typo1' },
+      { keywords: 'mozzarrela whole milk', relevant: [9001026], kind: 'typo2' },
+      { keywords: 'chiken breast raw', relevant: [9005062], kind: 'typo1' },
+      { keywords: "o'brien potatoes", relevant: [9011397], kind: 'punctuation' },
+      { keywords: 'obrien potatoes', relevant: [9011397], kind: 'punctuation' },
+      { keywords: 'peanutbutter smooth', relevant: [9016398], kind: 'space' },
     ],
   },
   pwc: {
@@ -90,6 +144,18 @@ export const JUDGEMENTS: Readonly<Record<'gutenberg' | 'census' | 'food' | 'pwc'
       { keywords: 'goodfellow', relevant: ['1406.2661'] },
       { keywords: 'kaiming he', relevant: ['1512.03385'] },
       { keywords: '1505.04597', relevant: ['1505.04597'] },
+      { keywords: 'generative adversarial network', relevant: ['1406.2661'], kind: 'plural' },
+      { keywords: 'language model few shot learner', relevant: ['2005.14165'], kind: 'plural' },
+      { keywords: 'convolutional network biomedical', relevant: ['1505.04597'], kind: 'plural' },
+      { keywords: 'atention is all you need', relevant: ['1706.03762'], kind: 'typo1' },
+      { keywords: 'adverserial networks', relevant: ['1406.2661'], kind: 'typo1' },
+      { keywords: 'stochastic optimisation', relevant: ['1412.6980'], kind: 'typo1' },
+      { keywords: 'biomedical image segmantaton', relevant: ['1505.04597'], kind: 'typo2' },
+      { keywords: 'unet', relevant: ['1505.04597'], kind: 'space' },
+      { keywords: 'fewshot learners', relevant: ['2005.14165'], kind: 'space' },
+      { keywords: 'real time object detection', relevant: ['1506.02640'], kind: 'punctuation' },
+      { keywords: 'residual learning image recognition', relevant: ['1512.03385'], kind: 'partial' },
+      { keywords: 'yolo', relevant: ['1506.02640'], kind: 'abbreviation' },
     ],
   },
   sec: {
@@ -109,6 +175,24 @@ export const JUDGEMENTS: Readonly<Record<'gutenberg' | 'census' | 'food' | 'pwc'
       { keywords: 'disney', relevant: ['DIS'] },
       { keywords: 'tsla', relevant: ['TSLA'] },
       { keywords: 'apple inc', relevant: ['AAPL'] },
+      { keywords: 'microsfot', relevant: ['MSFT'], kind: 'typo1' },
+      { keywords: 'nvidai', relevant: ['NVDA'], kind: 'typo1' },
+      { keywords: 'netflx', relevant: ['NFLX'], kind: 'typo1' },
+      { keywords: 'walmrat', relevant: ['WMT'], kind: 'typo1' },
+      { keywords: 'berkshre hathway', relevant: ['BRK-B', 'BRK-A'], kind: 'typo2' },
+      { keywords: 'berksheer hathaway', relevant: ['BRK-B', 'BRK-A'], kind: 'typo2' },
+      { keywords: 'jp morgan', relevant: ['JPM'], kind: 'space' },
+      { keywords: 'exxonmobil', relevant: ['XOM'], kind: 'space' },
+      { keywords: 'cocacola', relevant: ['KO'], kind: 'space' },
+      { keywords: 'wal mart', relevant: ['WMT'], kind: 'space' },
+      { keywords: "mcdonald's", relevant: ['MCD'], kind: 'punctuation' },
+      { keywords: 'coca-cola', relevant: ['KO'], kind: 'punctuation' },
+      { keywords: 'procter and gamble', relevant: ['PG'], kind: 'punctuation' },
+      { keywords: 'berkshire', relevant: ['BRK-B', 'BRK-A'], kind: 'partial' },
+      { keywords: 'exxon', relevant: ['XOM'], kind: 'partial' },
+      { keywords: 'jpm', relevant: ['JPM'], kind: 'abbreviation' },
+      { keywords: 'ibm', relevant: ['IBM'], kind: 'abbreviation' },
+      { keywords: 'microsoft corporation annual', relevant: ['MSFT'], kind: 'extra' },
     ],
   },
 };

@@ -10,9 +10,13 @@
  *   `[postingEnds[t − 1], postingEnds[t])` and a prefix's terms are one range;
  * - per posting: `doc` (Int32), `tf` (Float32: the field-weighted frequency), `primary` (a whole
  *   word of a primary field); per document: `norms[doc]`, the BM25 length normalisation;
- * - `titles`: the primary texts as space-joined terms, sorted, with their documents, for the exact
- *   and prefix tiers.
- * About 9 bytes per posting plus the titles' bytes: `indexBytes` reports it per source.
+ * - `idTerms`: per term, whether only id fields hold it (the exporter's `idterms` table);
+ * - `stems`: the dictionary's distinct Porter2 stems, sorted, each with its terms (`stemTerms`
+ *   from `stemEnds[s − 1]` to `stemEnds[s]`), so a query word's stem finds every form of it;
+ * - `titles`: the primary texts as space-joined stems of their terms, sorted, with their
+ *   documents, for the exact and prefix tiers ("Strawberries, raw" is `strawberri raw`).
+ * The exporter writes terms and titles as written; the stems are computed here, when the version is
+ * opened. About 9 bytes per posting plus the titles' and stems' bytes: `indexBytes` reports it per source.
  */
 import { dirname } from 'node:path';
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBResult } from '@duckdb/node-api';
@@ -21,7 +25,8 @@ import { searchTable } from '@uda/shared/search';
 import type { OpenDatabase, VersionResource } from '../database-manager.ts';
 import { openSandbox, type SandboxLimits } from '../sandbox.ts';
 import { buildPageStore, closePageStore, type PageStore } from './page-store.ts';
-import { SortedTextsBuilder, type SortedTexts } from './sorted-texts.ts';
+import { equalRange, SortedTextsBuilder, textAt, textCount, type SortedTexts } from './sorted-texts.ts';
+import { compareUtf8, stemOf, stemPhrase } from './stems.ts';
 import type { StoredLookupSource } from './stored-sql.ts';
 
 export interface SourceIndex {
@@ -33,6 +38,12 @@ export interface SourceIndex {
   readonly postingPrimary: Uint8Array;
   /** Indexed by `doc` (1 to `documents`). */
   readonly norms: Float64Array;
+  /** Per term: 1 when it is found only in id fields (a ticker, an arXiv id), which get no typos. */
+  readonly idTerms: Uint8Array;
+  readonly stems: SortedTexts;
+  readonly stemEnds: Uint32Array;
+  readonly stemTerms: Int32Array;
+  /** The primary texts with each term stemmed. */
   readonly titles: SortedTexts;
   readonly titleDocs: Int32Array;
 }
@@ -79,7 +90,7 @@ export class SearchIndexes implements VersionResource {
 /** Bytes held by one source's index. */
 export function indexBytes(index: SourceIndex): number {
   const arrays = [index.postingEnds, index.postingDocs, index.postingTf, index.postingPrimary, index.norms, index.titleDocs,
-    index.terms.ends, index.terms.bytes, index.titles.ends, index.titles.bytes];
+    index.terms.ends, index.terms.bytes, index.idTerms, index.titles.ends, index.titles.bytes, index.stems.ends, index.stems.bytes, index.stemEnds, index.stemTerms];
   return arrays.reduce((sum, array) => sum + array.byteLength, 0);
 }
 
@@ -155,22 +166,63 @@ async function loadPostings(connection: DuckDBConnection, postings: string, post
   return { postingDocs, postingTf, postingPrimary, norms };
 }
 
+/** The dictionary's terms grouped by stem: the distinct stems in order, and each one's terms. */
+function buildStems(terms: SortedTexts): { stems: SortedTexts; stemEnds: Uint32Array; stemTerms: Int32Array } {
+  const count = textCount(terms);
+  const stemOfTerm = Array.from({ length: count }, (_, t) => stemOf(textAt(terms, t)));
+  const order = Array.from({ length: count }, (_, t) => t).sort((a, b) => compareUtf8(stemOfTerm[a]!, stemOfTerm[b]!) || a - b);
+  const distinct = order.filter((t, i) => i === 0 || stemOfTerm[t] !== stemOfTerm[order[i - 1]!]).length;
+  const builder = new SortedTextsBuilder(distinct, count * 8);
+  const stemEnds = new Uint32Array(distinct);
+  let s = -1;
+  order.forEach((t, i) => {
+    if (i === 0 || stemOfTerm[t] !== stemOfTerm[order[i - 1]!]) {
+      builder.append(stemOfTerm[t]!);
+      s++;
+    }
+    stemEnds[s] = i + 1;
+  });
+  return { stems: builder.finish(), stemEnds, stemTerms: Int32Array.from(order) };
+}
+
+/** The titles as stems, re-sorted: the exporter wrote them as terms (`ORDER BY title, doc`). */
 async function loadTitles(connection: DuckDBConnection, titles: string): Promise<{ titles: SortedTexts; titleDocs: Int32Array }> {
-  const count = await singleNumber(connection, `SELECT count(*) FROM ${titles}`);
-  const bytes = await singleNumber(connection, `SELECT coalesce(sum(strlen(title)), 0) FROM ${titles}`);
-  const builder = new SortedTextsBuilder(count, bytes);
-  const titleDocs = new Int32Array(count);
-  let i = 0;
-  // The table's own order is `ORDER BY title, doc`; the builder refuses a title out of order.
+  const texts: string[] = [];
+  const docs: number[] = [];
+  const cache = new Map<string, string>();
+  let bytes = 0;
   await eachChunk(await connection.stream(`SELECT title, doc FROM ${titles}`), (chunk, rows) => {
-    const texts = chunk.getColumnVector(0);
-    const docs = chunk.getColumnVector(1);
+    const column = chunk.getColumnVector(0);
+    const docColumn = chunk.getColumnVector(1);
     for (let row = 0; row < rows; row++) {
-      builder.append(texts.getItem(row) as string);
-      titleDocs[i++] = docs.getItem(row) as number;
+      const stemmed = stemPhrase(column.getItem(row) as string, cache);
+      texts.push(stemmed);
+      docs.push(docColumn.getItem(row) as number);
+      bytes += Buffer.byteLength(stemmed);
     }
   });
+  const order = Array.from({ length: texts.length }, (_, i) => i).sort((a, b) => compareUtf8(texts[a]!, texts[b]!) || docs[a]! - docs[b]!);
+  const builder = new SortedTextsBuilder(order.length, bytes);
+  const titleDocs = new Int32Array(order.length);
+  order.forEach((i, at) => {
+    builder.append(texts[i]!);
+    titleDocs[at] = docs[i]!;
+  });
   return { titles: builder.finish(), titleDocs };
+}
+
+/** Marks the terms of the `idterms` table (an older export without it marks none). */
+async function loadIdTerms(connection: DuckDBConnection, source: StoredLookupSource, terms: SortedTexts): Promise<Uint8Array> {
+  const idTerms = new Uint8Array(textCount(terms));
+  if (!(await tableExists(connection, searchTable(source, 'idterms')))) return idTerms;
+  await eachChunk(await connection.stream(`SELECT term FROM ${searchTable(source, 'idterms')}`), (chunk, rows) => {
+    const column = chunk.getColumnVector(0);
+    for (let row = 0; row < rows; row++) {
+      const [first, end] = equalRange(terms, Buffer.from(column.getItem(row) as string, 'utf8'));
+      if (first < end) idTerms[first] = 1;
+    }
+  });
+  return idTerms;
 }
 
 export async function loadSourceIndex(connection: DuckDBConnection, source: StoredLookupSource): Promise<SourceIndex | undefined> {
@@ -178,7 +230,8 @@ export async function loadSourceIndex(connection: DuckDBConnection, source: Stor
   const documents = await singleNumber(connection, `SELECT documents FROM ${searchTable(source, 'stats')}`);
   const { terms, postingEnds } = await loadTerms(connection, searchTable(source, 'postings'));
   const postings = await loadPostings(connection, searchTable(source, 'postings'), postingEnds, documents);
-  return { documents, terms, postingEnds, ...postings, ...(await loadTitles(connection, searchTable(source, 'titles'))) };
+  const idTerms = await loadIdTerms(connection, source, terms);
+  return { documents, terms, postingEnds, ...postings, idTerms, ...buildStems(terms), ...(await loadTitles(connection, searchTable(source, 'titles'))) };
 }
 
 /**

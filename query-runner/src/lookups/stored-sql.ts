@@ -39,8 +39,9 @@ const PAGES: Record<StoredLookupSource, PageSql> = {
   pwc: (docs) => `SELECT r.doc AS ${PAGE_DOC}, p.paper_url, p.arxiv_id, p.title, p.abstract, p.authors, p.tasks, p.date, p.url_abs, p.url_pdf,
          coalesce(d.repositories, []) AS repositories
       FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN pwc_papers p ON p.paper_url = d.paper_url`,
-  sec: (docs) => `SELECT r.doc AS ${PAGE_DOC}, c.cik, c.ticker, c.title, coalesce(d.recent_filings, []) AS recent_filings
-      FROM ranked r JOIN ${docs} d ON d.doc = r.doc JOIN sec_companies c ON c.ticker = d.ticker`,
+  // One row per company: `ticker` is its main class, `tickers` every class (the index's docs hold both).
+  sec: (docs) => `SELECT r.doc AS ${PAGE_DOC}, d.cik, d.ticker, d.tickers, d.title, coalesce(d.recent_filings, []) AS recent_filings
+      FROM ranked r JOIN ${docs} d ON d.doc = r.doc`,
 };
 
 /** The page SQL of `source`, for the documents of a `ranked(doc)` relation the caller defines. */

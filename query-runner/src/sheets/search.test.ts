@@ -1,6 +1,7 @@
 /**
  * `POST /v1/sheets/search` on an in-process runner over the real object store: every column as
- * text, case-insensitive, the text bound as data, the row cap, bad requests, and the deadline.
+ * text, case-insensitive, the text bound as data, the row cap, bad requests, and the deadline; and
+ * the stored lookups' forgiveness over its text columns (stems, typos), contained text first.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestBucket, type TestBucket } from '../../../test/support/s3.ts';
@@ -21,6 +22,13 @@ beforeAll(async () => {
     `SELECT range AS id, 'Name ' || range AS "Full Name", DATE '2024-01-01' + range::INT AS day, (range * 1.5)::DOUBLE AS price FROM range(2000)`,
   );
   await bucket.store.putFile('sheets/a/s/1.parquet', sheet);
+  const foods = await writeParquet(
+    tempPath('foods.parquet'),
+    `SELECT * FROM (VALUES (1, 'Toppings, strawberry', 'Sweets'), (2, 'Strawberries, frozen, sweetened', 'Fruits'),
+       (3, 'Egg, whole, raw', 'Dairy and Egg Products'), (4, 'Fish, herring eggs', 'Finfish'), (5, 'Chicken breast, roasted', 'Poultry'))
+     AS t(id, description, category)`,
+  );
+  await bucket.store.putFile('sheets/a/foods/1.parquet', foods);
   const big = await writeParquet(tempPath('big.parquet'), `SELECT range AS id, 'text ' || range AS t, range * 2 AS n FROM range(6000000)`);
   await bucket.store.putFile('sheets/a/big/1.parquet', big);
   runner = await startInProcess(await runnerEnv(bucket.env, { REDIS_KEY_PREFIX: redisPrefix('sheetsearch') }));
@@ -57,6 +65,17 @@ describe('POST /v1/sheets/search', () => {
     expect((await post(runner.url, { key: 'sheets/a/s/1.parquet', q: "' OR 1=1 --" })).body.rows).toEqual([]);
     expect((await post(runner.url, { key: 'sheets/a/s/1.parquet', q: '%' })).body.rows).toEqual([]);
     expect(likePattern('50%_\\')).toBe('%50\\%\\_\\\\%');
+  });
+
+  it('forgives over the text columns: plurals and inflections by stem, typos; contained text first, then the closest words', async () => {
+    const ids = async (q: string) => (await post(runner.url, { key: 'sheets/a/foods/1.parquet', q })).body.rows!.map((r) => r.id);
+    expect(await ids('strawberry')).toEqual([1, 2]);
+    expect(await ids('strawberries')).toEqual([2, 1]);
+    expect(await ids('eggs')).toEqual([4, 3]);
+    expect(await ids('strawbery')).toEqual([1, 2]);
+    expect(await ids('chiken breasts')).toEqual([5]);
+    expect(await ids('egg fish')).toEqual([4]);
+    expect(await ids('zzqxv')).toEqual([]);
   });
 
   it('caps rows at the limit', async () => {

@@ -2,6 +2,11 @@
  * Keyword search over one connected sheet: our own parameterised SQL, not the user's, so it skips
  * the textual SQL validator (the search text is a bound parameter, never SQL). It still runs in a
  * one-query sandbox, under the concurrency limiter and the query deadline (interrupt → QUERY_TIMEOUT).
+ *
+ * A row matches when a column contains the text (case-insensitive), or when its text columns hold
+ * every word of it with the stored lookups' forgiveness (`sheetWordTerms`): the word, a word with
+ * its Porter2 stem, or one within its typo budget. Rows containing the text come first, then by
+ * how far their words are from the typed ones (exact, stem, one typo, two), then in sheet order.
  */
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
@@ -13,10 +18,15 @@ import type { ObjectStore } from '@uda/shared/object-store';
 import type { SheetSearchRequest, SheetSearchResponse } from '@uda/shared/runner-contract';
 import type { DatabaseManager } from '../database-manager.ts';
 import { RunnerError, unavailableError } from '../errors.ts';
-import { withDeadline } from '../deadline.ts';
+import { deadlineCheck, withDeadline } from '../deadline.ts';
 import { jsonValue } from '../json-values.ts';
 import type { Limiter } from '../limiter.ts';
-import { quoteIdent } from '@uda/shared/duckdb';
+import { quoteIdent, quoteLiteral } from '@uda/shared/duckdb';
+import { searchTermsSql } from '@uda/shared/search';
+import { queryTerms, typoBudget } from '../lookups/query-terms.ts';
+import { prefixRange, SortedTextsBuilder, textAt, type SortedTexts } from '../lookups/sorted-texts.ts';
+import { stemOf } from '../lookups/stems.ts';
+import { typoMatches } from '../lookups/typos.ts';
 import { openSheetSandbox } from '../sandbox.ts';
 import type { SandboxLimits } from '../sandbox.ts';
 
@@ -38,7 +48,8 @@ export async function searchSheet(deps: SheetSearchDeps, request: SheetSearchReq
       const path = await download(deps.store, request.key, folder);
       const { instance, connection } = await openSheetSandbox(lease.database.path, deps.sandboxLimits, [{ name: 'sheet', path }]);
       try {
-        return { rows: await withDeadline(connection, deps.timeoutMs, () => runSearch(connection, request)) };
+        const checkDeadline = deadlineCheck(deps.timeoutMs);
+        return { rows: await withDeadline(connection, deps.timeoutMs, () => runSearch(connection, request, checkDeadline)) };
       } finally {
         connection.closeSync();
         instance.closeSync();
@@ -64,15 +75,81 @@ export function likePattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-async function runSearch(connection: DuckDBConnection, request: SheetSearchRequest): Promise<Record<string, unknown>[]> {
-  const described = await connection.runAndReadAll(
-    "SELECT column_name FROM duckdb_columns() WHERE database_name = 'memory' AND table_name = 'sheet' ORDER BY column_index",
+/** A word's accepted terms by distance: [exact, same stem, one typo, two typos]. */
+export type WordTerms = readonly [string[], string[], string[], string[]];
+
+/**
+ * The sheet's terms with the stem `stem`. A Porter2 stem is its word's start, save a last `y` made
+ * `i` ("strawberry" is `strawberri`), so the terms starting with the stem less its last letter hold
+ * them all: the dictionary is read over that range only, not stemmed whole.
+ */
+function termsWithStem(terms: SortedTexts, stem: string): string[] {
+  const [first, end] = prefixRange(terms, Buffer.from(stem.slice(0, Math.max(1, stem.length - 1)), 'utf8'));
+  const found: string[] = [];
+  for (let t = first; t < end; t++) if (stemOf(textAt(terms, t)) === stem) found.push(textAt(terms, t));
+  return found;
+}
+
+/** What each query word accepts among the sheet's distinct terms (sorted by UTF-8 bytes). */
+export function sheetWordTerms(terms: SortedTexts, words: readonly string[], checkDeadline: () => void): WordTerms[] {
+  return words.map((word) => {
+    const sameStem = termsWithStem(terms, stemOf(word)).filter((term) => term !== word);
+    // A typo's other forms count as the typo (as in the stored lookups): "strawbery" finds "strawberries".
+    const typos = typoMatches(terms, word, typoBudget(word), checkDeadline).flatMap((m) =>
+      termsWithStem(terms, stemOf(textAt(terms, m.term))).map((term) => ({ term, typos: m.typos })));
+    const known = new Set([word, ...sameStem]);
+    const within = (n: number) => [...new Set(typos.filter((m) => m.typos === n && !known.has(m.term)).map((m) => m.term))];
+    return [[word], sameStem, within(1), within(2)] as const satisfies WordTerms;
+  });
+}
+
+/** The distinct terms of the text columns, as a sorted dictionary. */
+async function sheetTerms(connection: DuckDBConnection, text: string): Promise<SortedTexts> {
+  const reader = await connection.runAndReadAll(
+    `SELECT DISTINCT term FROM (SELECT unnest(${searchTermsSql(text)}) AS term FROM memory.main.sheet) WHERE term <> '' ORDER BY term`,
   );
-  const columns = described.getRows().map((row) => String(row[0]));
+  const rows = reader.getRows().map((row) => String(row[0]));
+  const builder = new SortedTextsBuilder(rows.length, rows.reduce((sum, term) => sum + Buffer.byteLength(term), 0));
+  for (const term of rows) builder.append(term);
+  return builder.finish();
+}
+
+const termList = (terms: readonly string[]) => `[${terms.map(quoteLiteral).join(', ')}]::VARCHAR[]`;
+
+/** A word's distance in a row (0 exact … 3 two typos), NULL when the row lacks it. */
+function distanceSql(word: WordTerms): string {
+  const cases = word.flatMap((terms, distance) => (terms.length ? [`WHEN list_has_any(_terms, ${termList(terms)}) THEN ${distance}`] : []));
+  return `CASE ${cases.join(' ')} END`;
+}
+
+/** The rows matching the text; `checkDeadline` bounds the work between the queries, which the deadline's interrupt may miss. */
+async function runSearch(connection: DuckDBConnection, request: SheetSearchRequest, checkDeadline: () => void): Promise<Record<string, unknown>[]> {
+  const described = await connection.runAndReadAll(
+    "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = 'memory' AND table_name = 'sheet' ORDER BY column_index",
+  );
+  const columns = described.getRows().map((row) => ({ name: String(row[0]), text: String(row[1]) === 'VARCHAR' }));
   if (columns.length === 0) return [];
-  const match = columns.map((name) => `CAST(${quoteIdent(name)} AS VARCHAR) ILIKE $1 ESCAPE '\\'`).join(' OR ');
-  const sql = `SELECT * FROM memory.main.sheet WHERE ${match} LIMIT ${request.limit}`;
+  const contains = columns.map(({ name }) => `CAST(${quoteIdent(name)} AS VARCHAR) ILIKE $1 ESCAPE '\\'`).join(' OR ');
+  const textColumns = columns.filter((c) => c.text).map((c) => quoteIdent(c.name));
+  const words = queryTerms(request.q);
+  if (textColumns.length === 0 || words.length === 0) {
+    const sql = `SELECT * FROM memory.main.sheet WHERE ${contains} LIMIT ${request.limit}`;
+    return (await connection.runAndReadAll(sql, [likePattern(request.q)])).convertRowObjects(jsonValue) as Record<string, unknown>[];
+  }
+  const text = `concat_ws(' ', ${textColumns.join(', ')})`;
+  const dictionary = await sheetTerms(connection, text);
+  checkDeadline();
+  const accepted = sheetWordTerms(dictionary, words, checkDeadline);
+  checkDeadline();
+  const distances = accepted.map((word, i) => `${distanceSql(word)} AS _d${i}`);
+  const every = accepted.map((_, i) => `_d${i} IS NOT NULL`).join(' AND ');
+  const total = accepted.map((_, i) => `coalesce(_d${i}, 0)`).join(' + ');
+  const sql = `SELECT * EXCLUDE (_contains, _terms, _row, ${accepted.map((_, i) => `_d${i}`).join(', ')}) FROM (
+      SELECT *, ${distances.join(', ')} FROM (
+        SELECT *, (${contains}) AS _contains, ${searchTermsSql(text)} AS _terms, rowid AS _row FROM memory.main.sheet))
+    WHERE _contains OR (${every})
+    ORDER BY _contains DESC, ${total}, _row
+    LIMIT ${request.limit}`;
   const reader = await connection.runAndReadAll(sql, [likePattern(request.q)]);
   return reader.convertRowObjects(jsonValue) as Record<string, unknown>[];
 }
-

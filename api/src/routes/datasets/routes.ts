@@ -123,7 +123,7 @@ export const datasetRoutes: readonly RouteDeclaration[] = [
       summary: 'Search every column of a connected sheet without SQL',
       params: datasetId,
       query: searchQuery,
-      responses: { 200: json('Matching rows.', searchResponse) },
+      responses: { 200: json('Matching rows: those containing the text first, then those holding every word as typed, by stem or within its typo budget, as the stored lookups match them.', searchResponse) },
       errors: [...OWNED_ERRORS, ErrorCode.INVALID_INPUT, ...SHEET_QUERY_ERRORS],
     }),
     searchHandler,
