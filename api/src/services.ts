@@ -22,6 +22,7 @@ import { MemoryDeliveryTracker, ResilientDeliveryTracker, type DeliveryTracker }
 import { RedisDeliveryTracker } from './billing/deliveries-redis.ts';
 import { requireCredit } from './billing/http.ts';
 import { LEASE_TTL_MS, LeaseBook } from './billing/leases.ts';
+import { type BillingLoops, startBillingLoops } from './billing/loops.ts';
 import { Ledger } from './billing/ledger.ts';
 import { MemoryWallet, type Wallet } from './billing/wallet.ts';
 import { RedisWallet } from './billing/wallet-redis.ts';
@@ -85,6 +86,8 @@ export interface Services {
   readonly keys: KeyStore;
   readonly metrics: Metrics;
   readonly billing: Billing;
+  /** Billing's reconciler and flush timers; `closeServices` stops them before the drain. */
+  readonly billingLoops: BillingLoops;
   readonly ledger: Ledger;
   readonly limiterBackend: LimiterBackend;
   readonly counters: Counters;
@@ -149,7 +152,7 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   accounts.onBalanceChange(async (accountId) => {
     await billing.refreshBuckets(accountId).catch((err: unknown) => logger.warn({ err }, 'cached balance not refreshed'));
   });
-  billing.startReconciler(BILLING_RECONCILE_MS);
+  const billingLoops = startBillingLoops(billing, BILLING_RECONCILE_MS);
   if (keyChanges instanceof RedisKeyChanges && !(await keyChanges.ready())) logger.warn('Key change subscription not up yet; cached keys are trusted for 1 s meanwhile');
   if (!(await limiterBackend.ready())) logger.warn('Redis not reachable yet; rate limits use the in-process insurance limiter meanwhile');
   const counters = buildCounters(limiterBackend, limits);
@@ -168,6 +171,7 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     keys,
     metrics,
     billing,
+    billingLoops,
     ledger,
     limiterBackend,
     counters,
@@ -271,6 +275,7 @@ function buildGuards(s: { backend: LimiterBackend; counters: Counters; limits: L
 
 export async function closeServices(services: Services, options: { keepDb?: boolean } = {}): Promise<void> {
   // Refunds of deliveries cut by the shutdown, pending lookups and in-process leases are written before the database closes.
+  services.billingLoops.stop();
   await services.billing.drain();
   await services.runnerPool.close();
   // Writes the last batch of last_used_at before the database closes.
