@@ -44,6 +44,8 @@ import { RedisEtiquette } from './live/etiquette-redis.ts';
 import type { LiveDeps } from './live/lookup.ts';
 import { createLiveDeps, DEFAULT_LIVE_CONFIG, type LiveConfig } from './live/setup.ts';
 import { RunnerClient } from './runners/client.ts';
+import { Manifests } from './sql/export-version.ts';
+import { StoredLookupCache } from './lookups/stored-cache.ts';
 import { FairShare } from './fair/fair-share.ts';
 import { MemoryFairStore } from './fair/store.ts';
 import { RedisFairStore } from './fair/store-redis.ts';
@@ -101,6 +103,10 @@ export interface Services {
   readonly objectCache: ObjectCache;
   readonly runnerPool: RunnerPool;
   readonly runners: RunnerClient;
+  /** The export manifests, the current one cached for a second (the SQL query id, export routes). */
+  readonly manifests: Manifests;
+  /** Stored-source lookup answers, cached and coalesced in this process. */
+  readonly storedLookups: StoredLookupCache;
   /** The gate of every user-SQL runner call: concurrent queries and the failed-run budget per account. */
   readonly fairShare: FairShare;
   /** Live upstream lookups: clients, etiquette, breakers, stale copies. */
@@ -163,6 +169,8 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   const objectCache = await buildObjectCache(config, metrics, logger);
   metrics.objectCacheBytes = () => objectCache.heldBytes;
   metrics.openCircuits = () => Object.fromEntries(Object.entries(live.breakers.states()).map(([source, state]) => [source, state === 'open']));
+  const store = createObjectStore(config);
+  const runners = new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS, token: secrets.runnerToken });
   return {
     config,
     logger,
@@ -179,10 +187,12 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     limits,
     adminToken: secrets.adminToken,
     state: { ready: true },
-    store: createObjectStore(config),
+    store,
     objectCache,
     runnerPool,
-    runners: new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS, token: secrets.runnerToken }),
+    runners,
+    manifests: new Manifests(store),
+    storedLookups: new StoredLookupCache(runners),
     fairShare: new FairShare({
       store:
         limiterBackend instanceof RedisLimiterBackend
