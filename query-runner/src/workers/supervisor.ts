@@ -142,7 +142,7 @@ interface Watched {
 
 /**
  * One task on one worker, watched: deadline plus grace, memory ceiling, shutdown, a dying worker.
- * Kept as one function (~60 lines): its handlers share the one `settle` that detaches them all.
+ * Kept as one function (55 lines): its handlers share the one `settle` that detaches them all.
  */
 function watch({ worker, task, signal, lost, id, options, kill, pooled }: Watched): Promise<WorkerOutcome> {
   return new Promise<WorkerOutcome>((resolve, reject) => {
