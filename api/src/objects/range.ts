@@ -17,8 +17,9 @@ const UNSATISFIABLE: RangeDecision = { kind: 'unsatisfiable' };
 
 export function decideRange(header: string | undefined, size: number): RangeDecision {
   const spec = header?.trim();
-  // Other units, several ranges, or nonsense: serving the whole object is always a valid answer.
-  if (!spec?.startsWith('bytes=') || spec.includes(',')) return FULL;
+  // Other units, several ranges, or nonsense (range-parser would trim inner spaces; we never did):
+  // serving the whole object is always a valid answer.
+  if (!spec?.startsWith('bytes=') || /[,\s]/.test(spec)) return FULL;
   const parsed = parseRange(size, spec);
   if (parsed === -2) return FULL;
   if (parsed !== -1) return { kind: 'partial', start: parsed[0]!.start, end: parsed[0]!.end };
