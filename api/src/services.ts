@@ -22,6 +22,7 @@ import { MemoryDeliveryTracker, ResilientDeliveryTracker, type DeliveryTracker }
 import { RedisDeliveryTracker } from './billing/deliveries-redis.ts';
 import { requireCredit } from './billing/http.ts';
 import { LEASE_TTL_MS, LeaseBook } from './billing/leases.ts';
+import { type BillingLoops, startBillingLoops } from './billing/loops.ts';
 import { Ledger } from './billing/ledger.ts';
 import { MemoryWallet, type Wallet } from './billing/wallet.ts';
 import { RedisWallet } from './billing/wallet-redis.ts';
@@ -43,6 +44,8 @@ import { RedisEtiquette } from './live/etiquette-redis.ts';
 import type { LiveDeps } from './live/lookup.ts';
 import { createLiveDeps, DEFAULT_LIVE_CONFIG, type LiveConfig } from './live/setup.ts';
 import { RunnerClient } from './runners/client.ts';
+import { Manifests } from './sql/export-version.ts';
+import { StoredLookupCache } from './lookups/stored-cache.ts';
 import { FairShare } from './fair/fair-share.ts';
 import { MemoryFairStore } from './fair/store.ts';
 import { RedisFairStore } from './fair/store-redis.ts';
@@ -85,6 +88,8 @@ export interface Services {
   readonly keys: KeyStore;
   readonly metrics: Metrics;
   readonly billing: Billing;
+  /** Billing's reconciler and flush timers; `closeServices` stops them before the drain. */
+  readonly billingLoops: BillingLoops;
   readonly ledger: Ledger;
   readonly limiterBackend: LimiterBackend;
   readonly counters: Counters;
@@ -98,6 +103,10 @@ export interface Services {
   readonly objectCache: ObjectCache;
   readonly runnerPool: RunnerPool;
   readonly runners: RunnerClient;
+  /** The export manifests, the current one cached for a second (the SQL query id, export routes). */
+  readonly manifests: Manifests;
+  /** Stored-source lookup answers, cached and coalesced in this process. */
+  readonly storedLookups: StoredLookupCache;
   /** The gate of every user-SQL runner call: concurrent queries and the failed-run budget per account. */
   readonly fairShare: FairShare;
   /** Live upstream lookups: clients, etiquette, breakers, stale copies. */
@@ -149,7 +158,7 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   accounts.onBalanceChange(async (accountId) => {
     await billing.refreshBuckets(accountId).catch((err: unknown) => logger.warn({ err }, 'cached balance not refreshed'));
   });
-  billing.startReconciler(BILLING_RECONCILE_MS);
+  const billingLoops = startBillingLoops(billing, BILLING_RECONCILE_MS);
   if (keyChanges instanceof RedisKeyChanges && !(await keyChanges.ready())) logger.warn('Key change subscription not up yet; cached keys are trusted for 1 s meanwhile');
   if (!(await limiterBackend.ready())) logger.warn('Redis not reachable yet; rate limits use the in-process insurance limiter meanwhile');
   const counters = buildCounters(limiterBackend, limits);
@@ -160,6 +169,8 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   const objectCache = await buildObjectCache(config, metrics, logger);
   metrics.objectCacheBytes = () => objectCache.heldBytes;
   metrics.openCircuits = () => Object.fromEntries(Object.entries(live.breakers.states()).map(([source, state]) => [source, state === 'open']));
+  const store = createObjectStore(config);
+  const runners = new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS, token: secrets.runnerToken });
   return {
     config,
     logger,
@@ -168,6 +179,7 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     keys,
     metrics,
     billing,
+    billingLoops,
     ledger,
     limiterBackend,
     counters,
@@ -175,10 +187,12 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     limits,
     adminToken: secrets.adminToken,
     state: { ready: true },
-    store: createObjectStore(config),
+    store,
     objectCache,
     runnerPool,
-    runners: new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS, token: secrets.runnerToken }),
+    runners,
+    manifests: new Manifests(store),
+    storedLookups: new StoredLookupCache(runners),
     fairShare: new FairShare({
       store:
         limiterBackend instanceof RedisLimiterBackend
@@ -271,6 +285,7 @@ function buildGuards(s: { backend: LimiterBackend; counters: Counters; limits: L
 
 export async function closeServices(services: Services, options: { keepDb?: boolean } = {}): Promise<void> {
   // Refunds of deliveries cut by the shutdown, pending lookups and in-process leases are written before the database closes.
+  services.billingLoops.stop();
   await services.billing.drain();
   await services.runnerPool.close();
   // Writes the last batch of last_used_at before the database closes.

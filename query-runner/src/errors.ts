@@ -1,42 +1,13 @@
 /**
- * The runner's one error class (STYLE §3). Handlers throw it; the Express error handler turns it
- * into `{code, message, retryAfterSeconds?}`. Anything else becomes INTERNAL with a fixed message.
+ * The runner's errors (STYLE §3): the one error class, `RunnerError`, lives in the shared runner
+ * contract (the API's client rebuilds the same class from the answer); here are the runner's
+ * factories of it. Handlers throw it; the Express error handler turns it into
+ * `{code, message, retryAfterSeconds?}`. Anything else becomes INTERNAL with a fixed message.
  */
-import { RUNNER_ERROR_STATUS } from '@uda/shared/runner-contract';
-import type { RunnerErrorBody, RunnerErrorCode } from '@uda/shared/runner-contract';
+import { RunnerError } from '@uda/shared/runner-contract';
 import { sanitizeEngineMessage } from '@uda/shared/duckdb';
 
-export class RunnerError extends Error {
-  override readonly name = 'RunnerError';
-  readonly code: RunnerErrorCode;
-  readonly retryAfterSeconds: number | undefined;
-  /** Worker time a run took before it failed (timeouts, memory kills): the API counts it against the caller's budget. */
-  workerMs: number | undefined;
-
-  constructor(code: RunnerErrorCode, message: string, retryAfterSeconds?: number) {
-    super(message);
-    this.code = code;
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
-
-  withWorkerMs(ms: number): this {
-    this.workerMs = ms;
-    return this;
-  }
-
-  get status(): number {
-    return RUNNER_ERROR_STATUS[this.code];
-  }
-
-  toBody(): RunnerErrorBody {
-    return {
-      code: this.code,
-      message: this.message,
-      ...(this.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: this.retryAfterSeconds }),
-      ...(this.workerMs === undefined ? {} : { workerMs: this.workerMs }),
-    };
-  }
-}
+export { RunnerError };
 
 export const timeoutError = (limitMs: number) =>
   new RunnerError('QUERY_TIMEOUT', `The query ran longer than the ${Math.round(limitMs / 1000)} s limit and was stopped.`);

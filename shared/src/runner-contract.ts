@@ -142,6 +142,47 @@ export const runnerErrorSchema = z.object({
 });
 export type RunnerErrorBody = z.infer<typeof runnerErrorSchema>;
 
+/**
+ * A runner error, on both sides of the contract: the runner throws it and answers `toBody()` with
+ * `status`; the API's runner client rebuilds it from that body (or makes one when the runner is
+ * unreachable), and its callers read `code`, `retryAfterSeconds` and `workerMs`.
+ */
+export class RunnerError extends Error {
+  override readonly name = 'RunnerError';
+  readonly code: RunnerErrorCode;
+  readonly retryAfterSeconds: number | undefined;
+  /**
+   * Runner time a run took without a result: the worker time of a timeout or memory kill, or the
+   * time the API waited before giving up. It counts against the caller's budget (DECISIONS §4).
+   */
+  workerMs: number | undefined;
+
+  constructor(code: RunnerErrorCode, message: string, retryAfterSeconds?: number, workerMs?: number) {
+    super(message);
+    this.code = code;
+    this.retryAfterSeconds = retryAfterSeconds;
+    this.workerMs = workerMs;
+  }
+
+  withWorkerMs(ms: number): this {
+    this.workerMs = ms;
+    return this;
+  }
+
+  get status(): number {
+    return RUNNER_ERROR_STATUS[this.code];
+  }
+
+  toBody(): RunnerErrorBody {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: this.retryAfterSeconds }),
+      ...(this.workerMs === undefined ? {} : { workerMs: this.workerMs }),
+    };
+  }
+}
+
 /** Keyword lookups of the stored sources (gutenberg, census, food, pwc, sec): our SQL, not the user's. */
 export const STORED_SOURCES = ['gutenberg', 'census', 'food', 'pwc', 'sec'] as const;
 

@@ -19,6 +19,7 @@ import { AccountStore } from '../accounts/store.ts';
 import { showAccount } from '../admin/app.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { type Delivery, Billing } from './billing.ts';
+import { startBillingLoops } from './loops.ts';
 import { type ByteSpan, PARTIAL_REFUNDS_PER_DAY, bytesToStand, coveredBytes } from './bytes-delivered.ts';
 import { type WindowSpec, exportWindow, sqlWindow, windowBaseOf } from './charge-keys.ts';
 import { MemoryDeliveryTracker } from './deliveries.ts';
@@ -329,7 +330,7 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
     await Promise.all(pods.map((pod) => pod.writesDone()));
     const before = await readouts(pods, account, deposited, prefix);
     expect(before).toEqual(Array(before.length).fill(deposited - 3 * LOOKUP_COST));
-    pods[1]!.startReconciler(100);
+    const loops = startBillingLoops(pods[1]!, 100);
     try {
       for (let i = 0; i < 2_400 && (await openLeases()) > 0; i++) await new Promise((r) => setTimeout(r, 25));
       expect(await openLeases()).toBe(0);
@@ -337,6 +338,7 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
       // Settled: the buckets alone are the balance now.
       expect(await accounts.balance(account.id)).toBe(before[0]);
     } finally {
+      loops.stop();
       for (const pod of pods) await pod.drain(0);
     }
   }, 120_000);

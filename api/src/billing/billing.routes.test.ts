@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ledgerOf, netCharged, openStack, type Stack } from '../../test/support/sql-stack.ts';
 import { queryIdOf } from '../sql/query-id.ts';
-import { currentManifest, exportVersionOf } from '../sql/export-version.ts';
+import { Manifests } from '../sql/export-version.ts';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -82,7 +82,7 @@ describe('billing on the routes', () => {
     const api = await stack.start();
     const { accountId, apiKey } = await api.account({ tier: 'developer' });
     const sql = 'SELECT count(*) AS n FROM sec_companies';
-    const queryId = queryIdOf({ accountId, sql, datasets: [], exportVersion: await exportVersionOf(stack.bucket.store) });
+    const queryId = queryIdOf({ accountId, sql, datasets: [], exportVersion: await new Manifests(stack.bucket.store).exportVersion() });
     // Another request holds the runner's lock for this query.
     await stack.ctx.redis.set(`${stack.redisPrefix}lock:${queryId}`, 'someone-else', 'PX', 30_000);
     const busy = await api.get('/api/v1/query', { method: 'POST', key: apiKey, headers: json, body: JSON.stringify({ sql }) });
@@ -118,7 +118,7 @@ describe('billing on the routes', () => {
   it('an export whose object vanished answers 404 before any charge, and says X-Credit-Cost: 0', async () => {
     const api = await stack.start();
     const { accountId, apiKey } = await api.account({ tier: 'developer' });
-    const manifest = (await currentManifest(stack.bucket.store))!;
+    const manifest = (await new Manifests(stack.bucket.store).current())!;
     const file = manifest.files.find((f) => f.name === 'tables/pwc_links.csv')!;
     await stack.bucket.store.delete([file.key]);
     const res = await api.get('/api/v1/export/pwc?format=csv&table=pwc_links', { key: apiKey });

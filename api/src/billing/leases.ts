@@ -51,6 +51,14 @@ export function leaseSize(input: { costMicro: number; spendPerSecondMicro: numbe
   return Math.min(wanted, Math.floor(input.balanceMicro * LEASE_MAX_SHARE));
 }
 
+/**
+ * The account's recent spend rate, estimated from this pod's last lease for it (`leaseSize`'s
+ * input): at least a second between takes counts, so a lease grows at most tenfold per take.
+ */
+export function spendPerSecond(last: { micro: number; at: number } | undefined, now: number): number {
+  return last ? (1_000 * last.micro) / Math.max(1_000, now - last.at) : 0;
+}
+
 export type TakeResult =
   | { readonly ok: true; readonly leaseId: string; readonly addedMicro: number; readonly buckets: Buckets }
   | { readonly ok: false; readonly buckets: Buckets };

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../errors/api-error.ts';
-import { RunnerCallError } from '../runners/client.ts';
+import { RunnerError } from '@uda/shared/runner-contract';
 import { FairShare } from './fair-share.ts';
 import { DEFAULT_FAIR_SHARE } from './rules.ts';
 import { MemoryFairStore } from './store.ts';
@@ -55,8 +55,8 @@ describe('fair share gate', () => {
   it('spends the worker time of runs that timed out or were abandoned; past the budget, 429 RUNNER_BUDGET_EXCEEDED until the window ends', async () => {
     // A long window, so the test never straddles two of them.
     const fair = gate({ budgetSeconds: { free: 5, developer: 600, pro: 1800 }, budgetWindowS: 1_000_000 });
-    const timedOut = () => Promise.reject(new RunnerCallError('QUERY_TIMEOUT', 'too slow', undefined, 3_000));
-    const invalid = () => Promise.reject(new RunnerCallError('QUERY_INVALID', 'bad column'));
+    const timedOut = () => Promise.reject(new RunnerError('QUERY_TIMEOUT', 'too slow', undefined, 3_000));
+    const invalid = () => Promise.reject(new RunnerError('QUERY_INVALID', 'bad column'));
     await expect(fair.run(caller, timedOut)).rejects.toMatchObject({ code: 'QUERY_TIMEOUT' });
     // Failures that took no runner time cost nothing.
     for (let i = 0; i < 5; i++) await expect(fair.run(caller, invalid)).rejects.toMatchObject({ code: 'QUERY_INVALID' });

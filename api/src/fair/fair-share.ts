@@ -9,7 +9,7 @@
 import type { Tier } from '@uda/shared/catalog';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
-import { RunnerCallError } from '../runners/client.ts';
+import { RunnerError } from '@uda/shared/runner-contract';
 import {
   budgetMessage,
   budgetSpent,
@@ -85,7 +85,7 @@ export class FairShare {
   }
 
   async #spend(caller: FairCaller, error: unknown): Promise<void> {
-    if (!(error instanceof RunnerCallError) || !error.workerMs) return;
+    if (!(error instanceof RunnerError) || !error.workerMs) return;
     const { limits, store } = this.#options;
     const window = budgetWindowOf(Date.now(), limits.budgetWindowS);
     await store.spend(caller.accountId, window.id, error.workerMs, limits.budgetWindowS * 2);

@@ -6,7 +6,7 @@
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { isUpstreamError } from '../live/errors.ts';
-import { RunnerCallError } from '../runners/client.ts';
+import { RunnerError } from '@uda/shared/runner-contract';
 
 export function lookupFailure(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
@@ -15,7 +15,7 @@ export function lookupFailure(error: unknown): ApiError {
     if (error.code === 'UPSTREAM_RATE_LIMITED' && error.retryAfterSeconds) retry['Retry-After'] = String(error.retryAfterSeconds);
     return new ApiError(ErrorCode[error.code], { message: error.message }, retry);
   }
-  if (error instanceof RunnerCallError && NOT_NOW.has(error.code)) {
+  if (error instanceof RunnerError && NOT_NOW.has(error.code)) {
     return new ApiError(ErrorCode.SOURCE_UNAVAILABLE, {}, { 'Retry-After': String(error.retryAfterSeconds ?? SOURCE_RETRY_AFTER_S) });
   }
   return new ApiError(ErrorCode.INTERNAL_ERROR);

@@ -14,10 +14,9 @@ import { parseWikipediaUrl } from '../live/wikipedia.ts';
 import type { Caller } from '../request-context.ts';
 import type { Services } from '../services.ts';
 import { lookupFailure, notFound } from './errors.ts';
-import { storedCacheFor } from './stored-cache.ts';
 import type { LookupData, LookupOutcome } from './types.ts';
 
-export type LookupServices = Pick<Services, 'live' | 'runners' | 'metrics'>;
+export type LookupServices = Pick<Services, 'live' | 'storedLookups' | 'metrics'>;
 
 export interface LookupRequest {
   /** Source id or alias, any case. */
@@ -93,7 +92,7 @@ async function searchLive(services: LookupServices, source: LiveSource, request:
 }
 
 async function searchStored(services: LookupServices, source: StoredSourceId, request: LookupRequest): Promise<LookupData> {
-  const found = await storedCacheFor(services.runners).lookup({ source, keywords: request.keywords, limit: request.limit });
+  const found = await services.storedLookups.lookup({ source, keywords: request.keywords, limit: request.limit });
   return { source, query: request.keywords, results: found.results, total: found.total };
 }
 

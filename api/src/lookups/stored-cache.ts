@@ -2,7 +2,8 @@
  * A short-lived, in-process cache of stored-source answers, with coalescing of identical lookups.
  * Stored sources change only when the exporter publishes a new version (a batch job), so an answer
  * may be reused for `STORED_CACHE_TTL_MS`; a new export shows within that time. Without it, every
- * lookup is a DuckDB query on the runner (10–100 ms of CPU), far from the throughput goal.
+ * lookup is a DuckDB query on the runner (10–100 ms of CPU), far from the throughput goal. One
+ * cache per API process, built by the composition root (`services.ts`); failures are never cached.
  */
 import type { LookupRequest, LookupResponse } from '@uda/shared/runner-contract';
 import { SingleFlight } from '../live/single-flight.ts';
@@ -43,13 +44,4 @@ export class StoredLookupCache {
       return answer;
     });
   }
-}
-
-// One cache per runner client, so the composition root needs no new service; failures are never cached.
-const caches = new WeakMap<object, StoredLookupCache>();
-
-export function storedCacheFor(runners: Pick<RunnerClient, 'lookup'>): StoredLookupCache {
-  let cache = caches.get(runners);
-  if (!cache) caches.set(runners, (cache = new StoredLookupCache(runners)));
-  return cache;
 }

@@ -18,7 +18,7 @@ describe('decideRange', () => {
     expect(decideRange(header, size)).toEqual({ kind: 'unsatisfiable' });
   });
 
-  it.each([undefined, '', 'bytes=0-1,5-6', 'items=0-1', 'bytes=-', 'bytes=50-10', 'bytes=a-b'])(
+  it.each([undefined, '', 'bytes=0-1,5-6', 'items=0-1', 'bytes=-', 'bytes=50-10', 'bytes=a-b', 'bytes= 0-1'])(
     '200 with the whole object for %p',
     (header) => {
       expect(decideRange(header, size)).toEqual({ kind: 'full' });

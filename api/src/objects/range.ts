@@ -2,32 +2,39 @@
  * HTTP byte ranges for immutable objects (RFC 9110 §14), as static file servers answer them and
  * as DuckDB's httpfs and other Parquet readers use them: one range per request, `bytes=a-b`,
  * `bytes=a-` and `bytes=-n`. A header we cannot use is ignored (200 with the whole object), except
- * a range that starts past the end, which is 416.
+ * a range that starts past the end, which is 416. The header is parsed by `range-parser` (as
+ * Express's own static files do).
  */
+import parseRange from 'range-parser';
+
 export type RangeDecision =
   | { readonly kind: 'full' }
   | { readonly kind: 'partial'; readonly start: number; readonly end: number }
   | { readonly kind: 'unsatisfiable' };
 
 const FULL: RangeDecision = { kind: 'full' };
+const UNSATISFIABLE: RangeDecision = { kind: 'unsatisfiable' };
 
 export function decideRange(header: string | undefined, size: number): RangeDecision {
-  if (!header) return FULL;
-  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  // Other units, several ranges, or nonsense: serving the whole object is always a valid answer.
-  if (!match) return FULL;
-  const [, first, last] = match as unknown as [string, string, string];
-  if (first === '' && last === '') return FULL;
-  if (first === '') {
-    const length = Number(last);
-    if (length === 0 || size === 0) return { kind: 'unsatisfiable' };
-    return { kind: 'partial', start: Math.max(0, size - length), end: size - 1 };
-  }
-  const start = Number(first);
-  const end = last === '' ? size - 1 : Math.min(Number(last), size - 1);
-  if (last !== '' && Number(last) < start) return FULL;
-  if (start >= size) return { kind: 'unsatisfiable' };
-  return { kind: 'partial', start, end };
+  const spec = header?.trim();
+  // Other units, several ranges, or nonsense (range-parser would trim inner spaces; we never did):
+  // serving the whole object is always a valid answer.
+  if (!spec?.startsWith('bytes=') || /[,\s]/.test(spec)) return FULL;
+  const parsed = parseRange(size, spec);
+  if (parsed === -2) return FULL;
+  if (parsed !== -1) return { kind: 'partial', start: parsed[0]!.start, end: parsed[0]!.end };
+  return unsatisfiableOrNot(spec, size);
+}
+
+/**
+ * range-parser answers -1 (no satisfiable range) for two headers RFC 9110 §14.1.2 answers
+ * otherwise: `a-b` with b < a is not a valid range (ignored: the whole object), and a suffix
+ * longer than a non-empty object asks for all of it.
+ */
+function unsatisfiableOrNot(spec: string, size: number): RangeDecision {
+  const [first = '', last = ''] = spec.slice('bytes='.length).split('-');
+  if (first === '') return Number(last) > 0 && size > 0 ? { kind: 'partial', start: 0, end: size - 1 } : UNSATISFIABLE;
+  return last !== '' && Number(last) < Number(first) ? FULL : UNSATISFIABLE;
 }
 
 /** `If-Range` with a validator other than our strong ETag means "send it all". */

@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { StaticRunnerPool } from './pool.ts';
 import { TEST_RUNNER_TOKEN } from '@uda/query-runner/test-support/harness';
-import { RunnerClient, RunnerCallError, rowsOf } from './client.ts';
+import { RunnerError } from '@uda/shared/runner-contract';
+import { RunnerClient, rowsOf } from './client.ts';
 
 let refusedUrl: string;
 let oldRunnerUrl: string;
@@ -75,7 +76,7 @@ describe('RunnerClient', () => {
   });
 
   it('moves past refused connections, and fails when every runner refuses', async () => {
-    await expect(client([refusedUrl, refusedUrl.replace(/:\d+$/, ':1')]).runQuery(request())).rejects.toBeInstanceOf(RunnerCallError);
+    await expect(client([refusedUrl, refusedUrl.replace(/:\d+$/, ':1')]).runQuery(request())).rejects.toBeInstanceOf(RunnerError);
   });
 
   it('does not retry elsewhere once the request reached a runner that then died', async () => {

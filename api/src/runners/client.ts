@@ -22,31 +22,13 @@ import {
   runnerErrorSchema,
   type ResultFormat,
   type RunQueryRequest,
-  type RunnerErrorCode,
+  RunnerError,
   sheetSearchResponseSchema,
   type SheetSearchRequest,
   type SheetSearchResponse,
 } from '@uda/shared/runner-contract';
 import type { RunnerPool } from './pool.ts';
 import { rankRunners } from './rendezvous.ts';
-
-export class RunnerCallError extends Error {
-  override readonly name = 'RunnerCallError';
-  readonly code: RunnerErrorCode;
-  readonly retryAfterSeconds: number | undefined;
-  /**
-   * Runner time a run took without a result: the runner's worker time of a timeout or memory kill,
-   * or the time we waited before giving up. It counts against the caller's budget (DECISIONS §4).
-   */
-  readonly workerMs: number | undefined;
-
-  constructor(code: RunnerErrorCode, message: string, retryAfterSeconds?: number, workerMs?: number) {
-    super(message);
-    this.code = code;
-    this.retryAfterSeconds = retryAfterSeconds;
-    this.workerMs = workerMs;
-  }
-}
 
 /** A runner's answer to a query: the checked head, and for format `json` the rows' JSON array text. */
 export interface RunnerResult extends QueryResultHead {
@@ -123,7 +105,7 @@ export class RunnerClient {
     throw this.unavailable();
   }
 
-  private async parse<T>(response: Response, parse: BodyParser<T>, gaveUp: () => RunnerCallError): Promise<T> {
+  private async parse<T>(response: Response, parse: BodyParser<T>, gaveUp: () => RunnerError): Promise<T> {
     let body: Buffer;
     try {
       body = Buffer.from(await response.arrayBuffer());
@@ -134,17 +116,17 @@ export class RunnerClient {
       try {
         return parse(body, response.headers.get('content-type') ?? '');
       } catch {
-        throw new RunnerCallError('INTERNAL', 'the query-runner sent a malformed result');
+        throw new RunnerError('INTERNAL', 'the query-runner sent a malformed result');
       }
     }
     const error = runnerErrorSchema.safeParse(parsedJson(body));
     if (!error.success) throw this.unavailable();
-    throw new RunnerCallError(error.data.code, error.data.message, error.data.retryAfterSeconds, error.data.workerMs);
+    throw new RunnerError(error.data.code, error.data.message, error.data.retryAfterSeconds, error.data.workerMs);
   }
 
   /** `waitedMs`: we stopped waiting (deadline, caller gone) after this long, while the runner worked. */
-  private unavailable(waitedMs?: number): RunnerCallError {
-    return new RunnerCallError(
+  private unavailable(waitedMs?: number): RunnerError {
+    return new RunnerError(
       'QUERY_BACKEND_UNAVAILABLE',
       'The query service is temporarily unavailable. Nothing was charged; please retry.',
       this.options.unavailableRetryAfterSeconds ?? 5,

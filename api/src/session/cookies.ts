@@ -2,6 +2,7 @@
  * The session cookie: httpOnly, SameSite=Strict, scoped to /dashboard, and Secure whenever the
  * request came over HTTPS (`req.secure` honours the configured trust-proxy hops).
  */
+import { parse as parseCookies } from 'cookie';
 import type { Request, Response } from 'express';
 import { SESSION_TTL_MS } from './store.ts';
 
@@ -9,14 +10,9 @@ export const SESSION_COOKIE = 'uda_session';
 const COOKIE_PATH = '/dashboard';
 
 export function sessionIdOf(req: Request): string | undefined {
-  for (const part of (req.get('cookie') ?? '').split(';')) {
-    const [name, ...value] = part.trim().split('=');
-    if (name === SESSION_COOKIE) {
-      const id = value.join('=');
-      return /^[A-Za-z0-9_-]{43}$/.test(id) ? id : undefined;
-    }
-  }
-  return undefined;
+  // Not decoded: a session id is plain base64url, so an encoded one is not ours.
+  const id = parseCookies(req.get('cookie') ?? '', { decode: (value) => value })[SESSION_COOKIE];
+  return id !== undefined && /^[A-Za-z0-9_-]{43}$/.test(id) ? id : undefined;
 }
 
 function attributes(req: Request, maxAgeS: number): string {

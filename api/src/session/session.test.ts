@@ -10,6 +10,7 @@ import { type TestApi, type TestContext, openTestContext } from '../../test/supp
 import { MONTHLY_GRANT_MICRO_USD } from '../billing/prices.ts';
 import { PAYMENT_LIMITS } from '../accounts/quotas.ts';
 import { OperatorApprovalPayments } from './payments.ts';
+import { usageAnswerSchema } from './usage-schema.ts';
 import { SIGNIN_LIMITS } from './signin-limit.ts';
 
 let ctx: TestContext;
@@ -69,7 +70,8 @@ describe('sign-up', () => {
     expect(header).toMatch(/; SameSite=Strict/);
     expect(header).toMatch(/; Path=\/dashboard/);
     expect(header).not.toMatch(/Secure/);
-    const usage = (await (await get('/usage', { cookie: cookieOf(res) })).json()) as { tier: string; balance_micro: number };
+    // The answer is the one wire shape the dashboard's type is inferred from.
+    const usage = usageAnswerSchema.parse(await (await get('/usage', { cookie: cookieOf(res) })).json());
     expect(usage).toMatchObject({ tier: 'free', balance_micro: MONTHLY_GRANT_MICRO_USD.free });
   });
 

@@ -8,20 +8,11 @@
 import type { Db } from '../db/index.ts';
 import { dailyCapRemaining } from '../middleware/daily-cap/index.ts';
 import type { Services } from '../services.ts';
+import type { UsageSummary } from './usage-schema.ts';
 
 export const LEDGER_PAGE_SIZE = 20;
 /** The ledger rows that are the caller's spending. */
 const SPENDING = ['charge', 'refund'];
-
-export interface UsageSummary {
-  tier: string;
-  balance_micro: number;
-  grant_micro: number;
-  topoff_micro: number;
-  next_reset: string;
-  today: { export_sql: { used: number; limit: number }; sheets: { used: number; limit: number } };
-  spend_by_day: { day: string; source: string; cost_micro: number }[];
-}
 
 export interface LedgerEntry {
   kind: 'charge' | 'refund';

@@ -8,27 +8,45 @@ import { MANIFEST_KEY, type Manifest, manifestSchema, versionManifestKey } from 
 import type { ObjectStore } from '@uda/shared/object-store';
 
 const TTL_MS = 1_000;
-const cache = new WeakMap<ObjectStore, { at: number; manifest: Promise<Manifest | undefined> }>();
 
-/** The current manifest, or undefined when no export was ever built. Store failures reject. */
-export function currentManifest(store: ObjectStore): Promise<Manifest | undefined> {
-  const hit = cache.get(store);
-  if (hit && Date.now() - hit.at < TTL_MS) return hit.manifest;
-  const manifest = readManifest(store, MANIFEST_KEY);
-  cache.set(store, { at: Date.now(), manifest });
-  // A failed read must not stick for the TTL.
-  manifest.catch(() => cache.delete(store));
-  return manifest;
-}
+/**
+ * The export manifests of one store, the current one cached for a second. Built once by the
+ * composition root (`services.ts`) and passed to the routes that need it.
+ */
+export class Manifests {
+  readonly #store: ObjectStore;
+  readonly #ttlMs: number;
+  readonly #now: () => number;
+  #cached: { at: number; manifest: Promise<Manifest | undefined> } | undefined;
 
-/** A kept version's own manifest (`exports/<version>/manifest.json`), or undefined when not kept. */
-export function versionManifest(store: ObjectStore, version: string): Promise<Manifest | undefined> {
-  return readManifest(store, versionManifestKey(version));
-}
+  constructor(store: ObjectStore, options: { ttlMs?: number; now?: () => number } = {}) {
+    this.#store = store;
+    this.#ttlMs = options.ttlMs ?? TTL_MS;
+    this.#now = options.now ?? Date.now;
+  }
 
-/** The export version that goes into the query id; `none` before the first export. */
-export async function exportVersionOf(store: ObjectStore): Promise<string> {
-  return (await currentManifest(store))?.version ?? 'none';
+  /** The current manifest, or undefined when no export was ever built. Store failures reject. */
+  current(): Promise<Manifest | undefined> {
+    const hit = this.#cached;
+    if (hit && this.#now() - hit.at < this.#ttlMs) return hit.manifest;
+    const cached = { at: this.#now(), manifest: readManifest(this.#store, MANIFEST_KEY) };
+    this.#cached = cached;
+    // A failed read must not stick for the TTL.
+    cached.manifest.catch(() => {
+      if (this.#cached === cached) this.#cached = undefined;
+    });
+    return cached.manifest;
+  }
+
+  /** A kept version's own manifest (`exports/<version>/manifest.json`), or undefined when not kept. */
+  version(version: string): Promise<Manifest | undefined> {
+    return readManifest(this.#store, versionManifestKey(version));
+  }
+
+  /** The export version that goes into the query id; `none` before the first export. */
+  async exportVersion(): Promise<string> {
+    return (await this.current())?.version ?? 'none';
+  }
 }
 
 async function readManifest(store: ObjectStore, key: string): Promise<Manifest | undefined> {

@@ -21,15 +21,15 @@ import type { Tier } from '@uda/shared/catalog';
 import { type WindowSpec, sqlWindow } from '../billing/charge-keys.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
-import { RunnerCallError, type RunnerResult } from '../runners/client.ts';
+import { RunnerError } from '@uda/shared/runner-contract';
+import type { RunnerResult } from '../runners/client.ts';
 import type { Services } from '../services.ts';
-import { exportVersionOf } from './export-version.ts';
 import { queryIdOf } from './query-id.ts';
 import { resolveDatasets } from '../sheets/resolve.ts';
 import { backendUnavailable, sqlFailure } from './runner-errors.ts';
 import { type SqlUsage, usageOf } from './usage.ts';
 
-export type SqlServices = Pick<Services, 'store' | 'runners' | 'db' | 'fairShare'>;
+export type SqlServices = Pick<Services, 'store' | 'manifests' | 'runners' | 'db' | 'fairShare'>;
 
 /** Gives back what `beforeExecute` took, when the query never ran. */
 export type Undo = () => Promise<void>;
@@ -97,7 +97,7 @@ export async function runSql(services: SqlServices, caller: SqlCaller, request: 
 /** What to ask the runner (but the format), and whether the caller already paid for a stored result of it. */
 async function targetOf(services: SqlServices, caller: SqlCaller, sql: string, datasetIds: readonly string[], hooks: RunSqlHooks) {
   const datasets = await resolveDatasets(services, caller.accountId, datasetIds);
-  const exportVersion = await exportVersionOf(services.store).catch(() => {
+  const exportVersion = await services.manifests.exportVersion().catch(() => {
     throw backendUnavailable();
   });
   const versions = datasets.map((d) => ({ id: d.id, version: String(d.version) }));
@@ -145,7 +145,7 @@ async function stored(services: SqlServices, queryId: string, format: ResultForm
   try {
     return await services.runners.storedResult(queryId, format);
   } catch (error) {
-    if (error instanceof RunnerCallError && error.code === 'RESULT_NOT_FOUND') return undefined;
+    if (error instanceof RunnerError && error.code === 'RESULT_NOT_FOUND') return undefined;
     throw sqlFailure(error);
   }
 }

@@ -5,13 +5,13 @@
  */
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
-import { RunnerCallError } from '../runners/client.ts';
+import { RunnerError } from '@uda/shared/runner-contract';
 
 const RETRY_AFTER_DEFAULT_S = 5;
 
 export function sqlFailure(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  if (!(error instanceof RunnerCallError)) return new ApiError(ErrorCode.INTERNAL_ERROR);
+  if (!(error instanceof RunnerError)) return new ApiError(ErrorCode.INTERNAL_ERROR);
   switch (error.code) {
     case 'QUERY_INVALID':
     case 'QUERY_TIMEOUT':

@@ -4,19 +4,9 @@
  * month's spend per day per source (an SVG chart drawn here, no library), the ledger, and upgrade
  * and top-off requests through the payment adapter.
  */
+import type { UsageAnswer as Usage } from '@uda/api/session/usage-schema';
 import { call, messageOf } from '../api.ts';
 import { h, replace, status, table, usd, when } from '../dom.ts';
-
-interface Usage {
-  tier: string;
-  balance_micro: number;
-  grant_micro: number;
-  topoff_micro: number;
-  next_reset: string;
-  today: { export_sql: { used: number; limit: number }; sheets: { used: number; limit: number } };
-  spend_by_day: { day: string; source: string; cost_micro: number }[];
-  payments: string;
-}
 
 interface LedgerEntry {
   kind: 'charge' | 'refund';

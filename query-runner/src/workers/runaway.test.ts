@@ -12,7 +12,7 @@ import type { TestBucket } from '../../../test/support/s3.ts';
 import { buildFixtureDb, publishDatabase, tempPath } from '../../test/fixtures.ts';
 import { counterValue, postQuery, redisPrefix, runnerEnv, startChild, waitReady } from '../../test/harness.ts';
 import type { ChildRunner } from '../../test/harness.ts';
-import { rssOf } from './pool.ts';
+import { rssOf } from './supervisor.ts';
 
 const CAP_MB = 400;
 let bucket: TestBucket;

@@ -7,13 +7,13 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { curl, readParquetOverHttp } from '../../../test/support/http-clients.ts';
 import { buildExport, ledgerOf, netCharged, openStack, type Stack } from '../../../test/support/sql-stack.ts';
-import { currentManifest } from '../../sql/export-version.ts';
+import { Manifests } from '../../sql/export-version.ts';
 
 let stack: Stack;
 let firstVersion: string;
 beforeAll(async () => {
   stack = await openStack('exports200');
-  firstVersion = (await currentManifest(stack.bucket.store))!.version;
+  firstVersion = (await new Manifests(stack.bucket.store).current())!.version;
   // A second export makes the first an older kept version.
   await buildExport(stack.bucket.env);
 }, 120_000);
@@ -126,7 +126,7 @@ describe('export routes', () => {
     const { accountId, apiKey } = await api.account();
     const { rows, requests } = await readParquetOverHttp(`${api.url}${withToken('/api/v1/export/food?format=parquet', apiKey)}`);
     expect(requests.filter((r) => r.status === 206).length).toBeGreaterThanOrEqual(2);
-    const manifest = (await currentManifest(stack.bucket.store))!;
+    const manifest = (await new Manifests(stack.bucket.store).current())!;
     expect(rows).toHaveLength(manifest.tables.food!.rows);
     const sql = await api.get('/api/v1/query', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: 'SELECT fdc_id FROM food ORDER BY fdc_id LIMIT 5' }) });
     const ids = ((await sql.json()) as { rows: { fdc_id: number }[] }).rows.map((r) => Number(r.fdc_id));

@@ -27,7 +27,7 @@ export function exportHandler(services: Services): RequestHandler {
   return async function getExport(req, res) {
     const params = exportParams.safeParse(req.query);
     if (!params.success) throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'format, table and version are single text values.' });
-    const target = await resolveExport(services.store, { name: String(req.params.name), ...params.data });
+    const target = await resolveExport(services.manifests, { name: String(req.params.name), ...params.data });
     const info = await services.store.head(target.file.key).catch(() => {
       throw new ApiError(ErrorCode.EXPORT_UNAVAILABLE, {}, { 'Retry-After': '5' });
     });

@@ -6,10 +6,9 @@
  */
 import { findSource, type Source } from '@uda/shared/catalog';
 import { type ExportFile, type Manifest, VERSION_PATTERN } from '@uda/shared/manifest';
-import type { ObjectStore } from '@uda/shared/object-store';
 import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
-import { currentManifest, versionManifest } from '../../sql/export-version.ts';
+import type { Manifests } from '../../sql/export-version.ts';
 import type { ExportPriceKind } from '../../billing/prices.ts';
 
 export const BULK_FILES = ['service.db', 'service.parquet.zip', 'service.csv.zip'] as const;
@@ -29,9 +28,9 @@ export interface ResolvedExport {
   readonly downloadName: string;
 }
 
-export async function resolveExport(store: ObjectStore, request: ExportRequest): Promise<ResolvedExport> {
+export async function resolveExport(manifests: Manifests, request: ExportRequest): Promise<ResolvedExport> {
   const wanted = fileNameOf(request);
-  const manifest = await manifestFor(store, request.version);
+  const manifest = await manifestFor(manifests, request.version);
   const file = manifest.files.find((f) => f.name === wanted.name);
   if (!file) throw new ApiError(ErrorCode.EXPORT_NOT_FOUND, { message: `Export ${wanted.name} is not in version ${manifest.version}.` });
   return { file, version: manifest.version, priceKind: wanted.priceKind, downloadName: wanted.downloadName };
@@ -59,11 +58,11 @@ function tableOf(source: Source, table: string | undefined): string {
   throw invalid(`Source ${source.id} has no table "${table}". Its tables: ${names.join(', ')}.`);
 }
 
-async function manifestFor(store: ObjectStore, version: string | undefined): Promise<Manifest> {
+async function manifestFor(manifests: Manifests, version: string | undefined): Promise<Manifest> {
   if (version !== undefined && !VERSION_PATTERN.test(version)) throw invalid(`Malformed version "${version}".`);
   let manifest: Manifest | undefined;
   try {
-    manifest = version === undefined ? await currentManifest(store) : await versionManifest(store, version);
+    manifest = version === undefined ? await manifests.current() : await manifests.version(version);
   } catch {
     throw new ApiError(ErrorCode.EXPORT_UNAVAILABLE, {}, { 'Retry-After': '5' });
   }

@@ -1,0 +1,219 @@
+/**
+ * Lookups' credit (rule 7 in `billing.ts`): spending from the account's wallet, taking and
+ * refilling its lease from PostgreSQL, refunding a lookup, flushing the pending log to the ledger
+ * and settling leases. How big a lease is: `leaseSize` in `leases.ts`, the one statement of that rule.
+ */
+import type { Logger } from '@uda/shared/logger';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError } from '../errors/api-error.ts';
+import { ErrorCode } from '../errors/codes.ts';
+import type { Metrics } from '../metrics.ts';
+import { type Balances, insufficientCredit } from './balances.ts';
+import type { ChargeSpec, Payer, Settlement } from './billing.ts';
+import { type LeaseBook, leaseSize, spendPerSecond } from './leases.ts';
+import type { Ledger } from './ledger.ts';
+import { type PendingWrites, countCharge } from './pending-writes.ts';
+import type { ChargeRecord, Wallet } from './wallet.ts';
+
+/** A spend that finds its wallet short takes (or extends) a lease and tries again, this often. */
+const SPEND_ATTEMPTS = 5;
+/** How long a refund or a settlement waits for another pod's flush of the account (this many steps of `FLUSH_WAIT_STEP_MS`). */
+export const FLUSH_WAIT_ATTEMPTS = 200;
+const FLUSH_WAIT_STEP_MS = 25;
+/** Past this many accounts the last-lease memory starts over, so it never grows without bound. */
+const LAST_LEASES_MAX = 10_000;
+
+/** A lookup's charge: what its response reports, and how to refund it if the response never went out. */
+export interface LookupCharge {
+  readonly settlement: Settlement;
+  refund(): Promise<number>;
+}
+
+export interface LeaseWalletOptions {
+  readonly ledger: Ledger;
+  readonly leases: LeaseBook;
+  readonly wallet: Wallet;
+  readonly balances: Balances;
+  readonly writes: PendingWrites;
+  /** The ledger refund of a lookup charged directly (while the wallet's store failed). */
+  readonly writeRefund: (chargeKey: string) => Promise<number>;
+  readonly metrics?: Metrics;
+  readonly logger?: Logger;
+  readonly now: () => number;
+}
+
+export class LeaseWallet {
+  readonly #o: LeaseWalletOptions;
+  /** accountId → this pod's last lease for it: how fast the account spends (`spendPerSecond`). */
+  readonly #lastLease = new Map<string, { micro: number; at: number }>();
+  /** accountId → the lease this pod is taking for it: concurrent requests wait for one take, not one each. */
+  readonly #taking = new Map<string, Promise<void>>();
+
+  constructor(options: LeaseWalletOptions) {
+    this.#o = options;
+  }
+
+  /**
+   * Spends a lookup from the wallet. While the wallet's store fails (Redis down), the lookup is
+   * charged in the ledger directly, as before leases: slower, never free.
+   */
+  async charge(payer: Payer, record: ChargeRecord, spec: ChargeSpec): Promise<LookupCharge> {
+    if (!record.amountMicro) return { settlement: { chargedMicro: 0, balanceMicro: await this.#o.balances.balance(payer.accountId) }, refund: async () => 0 };
+    try {
+      return { settlement: await this.#spend(payer, record, spec), refund: () => this.#unspend(payer.accountId, record.key) };
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      this.#o.logger?.warn({ err: error }, 'credit wallet unavailable: the lookup is charged in the ledger directly');
+      return { settlement: await this.#chargeDirect(payer, record, spec), refund: () => this.#o.writeRefund(record.key) };
+    }
+  }
+
+  async #chargeDirect(payer: Payer, record: ChargeRecord, spec: ChargeSpec): Promise<Settlement> {
+    const result = await this.#o.ledger.charge({ ...record, accountId: payer.accountId, idempotencyKey: record.key });
+    this.#o.balances.remember(payer.accountId, result.balanceMicro);
+    if (!result.ok) throw insufficientCredit(result.balanceMicro, record.amountMicro);
+    countCharge(this.#o.metrics, payer, spec, result.chargedMicro);
+    return { chargedMicro: result.chargedMicro, balanceMicro: result.balanceMicro };
+  }
+
+  /** One script call when the wallet covers the cost; otherwise a lease from PostgreSQL first. */
+  async #spend(payer: Payer, record: ChargeRecord, spec: ChargeSpec): Promise<Settlement> {
+    for (let attempt = 0; attempt < SPEND_ATTEMPTS; attempt++) {
+      const spent = await this.#o.wallet.spend(payer.accountId, record);
+      if (spent.ok) {
+        const buckets = spent.bucketsMicro ?? (await this.#o.balances.refreshBuckets(payer.accountId));
+        const charged = spent.duplicate ? 0 : record.amountMicro;
+        countCharge(this.#o.metrics, payer, spec, charged);
+        this.#o.balances.remember(payer.accountId, buckets + spent.unspentMicro);
+        this.#refillEarly(payer.accountId, spent.unspentMicro, record.amountMicro);
+        return { chargedMicro: charged, balanceMicro: buckets + spent.unspentMicro };
+      }
+      // A closed wallet's lease is being settled (or its settler died): finish that first.
+      if (spent.closedLeaseId) await this.settleLease(payer.accountId, spent.closedLeaseId);
+      const inFlight = this.#taking.get(payer.accountId);
+      // Another request of this pod is taking a lease: spend from it, or take one for this cost after it.
+      if (inFlight) await inFlight.catch(() => undefined);
+      else await this.#takeLease(payer.accountId, record.amountMicro, record.amountMicro);
+    }
+    throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
+  }
+
+  /** Extends the lease in the background when a quarter of the last slice is left, so requests rarely wait for PostgreSQL. */
+  #refillEarly(accountId: string, unspentMicro: number, costMicro: number): void {
+    const last = this.#lastLease.get(accountId);
+    if (!last || unspentMicro >= last.micro / 4 || this.#taking.has(accountId)) return;
+    // A 402 here only means the balance is nearly spent: no more early takes (the next request that
+    // can't be covered takes its own, and gets the 402).
+    const refused = (error: unknown) => {
+      if (!(error instanceof ApiError)) throw error;
+      this.#lastLease.delete(accountId);
+    };
+    void this.#o.writes.track(this.#takeLease(accountId, costMicro, last.micro / 4).catch(refused)).catch(() => undefined);
+  }
+
+  /** One lease take per account at a time in this pod; none while the wallet holds `enoughMicro`. */
+  #takeLease(accountId: string, costMicro: number, enoughMicro: number): Promise<void> {
+    const taking = this.#takeLeaseNow(accountId, costMicro, enoughMicro).finally(() => this.#taking.delete(accountId));
+    this.#taking.set(accountId, taking);
+    return taking;
+  }
+
+  /** Moves a slice of the balance (`leaseSize`) into the account's lease and its wallet; 402 when even `costMicro` is not there. */
+  async #takeLeaseNow(accountId: string, costMicro: number, enoughMicro: number): Promise<void> {
+    const { wallet, leases } = this.#o;
+    // A request that found the wallet short may get here after another take (of this pod or
+    // another) refilled it. Taking again would move more of the balance out of the buckets, up to
+    // half of what is left each time: a burst of such takes drained the buckets, and a lookup got a
+    // 402 while the wallet held the whole balance.
+    if ((await wallet.unspent(accountId)) >= enoughMicro) return;
+    const now = this.#o.now();
+    const spendPerSecondMicro = spendPerSecond(this.#lastLease.get(accountId), now);
+    const taken = await leases.take(accountId, (balanceMicro) => leaseSize({ costMicro, spendPerSecondMicro, balanceMicro }), costMicro);
+    if (!taken.ok) {
+      await wallet.storeBuckets(accountId, taken.buckets);
+      throw insufficientCredit(taken.buckets.micro + (await wallet.unspent(accountId)), costMicro);
+    }
+    await wallet.fund(accountId, taken.leaseId, taken.addedMicro, taken.buckets);
+    if (this.#lastLease.size >= LAST_LEASES_MAX) this.#lastLease.clear();
+    this.#lastLease.set(accountId, { micro: taken.addedMicro, at: now });
+  }
+
+  /**
+   * Refunds a lookup whose response never went out: from the pending log when it is still there,
+   * else in the ledger. While another pod flushes the account, the record may be on its way to the
+   * ledger, so it waits for that flush to end.
+   */
+  async #unspend(accountId: string, chargeKey: string): Promise<number> {
+    for (let attempt = 0; attempt < FLUSH_WAIT_ATTEMPTS; attempt++) {
+      const result = await this.#o.wallet.unspend(accountId, chargeKey);
+      if (typeof result === 'number') {
+        this.#o.metrics?.refunds.inc();
+        return result;
+      }
+      if (result === 'written') return this.refundLeaseCharge(chargeKey);
+      await sleep(FLUSH_WAIT_STEP_MS);
+    }
+    // The flusher's pod died holding the lock: the charge stands, as when a lookup's own pod dies (rule 2).
+    return 0;
+  }
+
+  /** Refunds a lookup's charge that reached the ledger, into the wallet while its lease is open; once. */
+  async refundLeaseCharge(chargeKey: string): Promise<number> {
+    const refund = await this.#o.leases.refund(chargeKey);
+    if (!refund?.refundedMicro) return 0;
+    this.#o.metrics?.refunds.inc();
+    if (refund.leaseOpen) await this.#o.wallet.credit(refund.accountId, refund.leaseId, refund.refundedMicro);
+    await this.#o.wallet.storeBuckets(refund.accountId, refund.buckets);
+    return refund.refundedMicro;
+  }
+
+  async hasOpenLease(accountId: string): Promise<boolean> {
+    return Boolean(await this.#o.leases.open(accountId));
+  }
+
+  /** Settles the account's open lease now, if it has one. */
+  async settleOpenLease(accountId: string): Promise<void> {
+    const leaseId = await this.#o.leases.open(accountId);
+    if (leaseId) await this.settleLease(accountId, leaseId);
+  }
+
+  /**
+   * Settles a lease (rule 7): closes its wallet so nothing more is spent on it, writes its pending
+   * lookups, then returns the unspent credit in one transaction. Any pod may settle any lease, any
+   * number of times.
+   */
+  async settleLease(accountId: string, leaseId: string): Promise<void> {
+    await this.#o.wallet.close(accountId, leaseId);
+    await this.#flushAccount(accountId, FLUSH_WAIT_ATTEMPTS);
+    const settled = await this.#o.leases.settle(leaseId);
+    if (settled) await this.#o.wallet.storeBuckets(accountId, settled.buckets);
+  }
+
+  /** Settles every lease past its expiry, whichever pod took it; returns the failures, each lease on its own. */
+  async settleExpired(): Promise<unknown[]> {
+    // One account whose flush lock a dead pod still holds (until the lock lapses) must not hold back
+    // every other lease: each settles on its own, and the failures are reported after the pass.
+    const failures: unknown[] = [];
+    for (const lease of await this.#o.leases.expired()) await this.settleLease(lease.accountId, lease.leaseId).catch((error: unknown) => failures.push(error));
+    return failures;
+  }
+
+  /** Settles the leases of a wallet that lives in this process (a Redis wallet's leases stay for the other pods). */
+  async settleLocal(): Promise<void> {
+    if (!this.#o.wallet.local) return;
+    for (const lease of await this.#o.wallet.openLeases()) await this.settleLease(lease.accountId, lease.leaseId);
+  }
+
+  /** Writes every account's pending lookups to the ledger (an account another pod is flushing is skipped). */
+  async flush(): Promise<void> {
+    for (const accountId of await this.#o.wallet.pendingAccounts()) await this.#flushAccount(accountId, 1);
+  }
+
+  async #flushAccount(accountId: string, attempts: number): Promise<void> {
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      if (await this.#o.wallet.flush(accountId, (records) => this.#o.leases.writeCharges(records))) return;
+      if (attempt + 1 < attempts) await sleep(FLUSH_WAIT_STEP_MS);
+    }
+    if (attempts > 1) throw new Error(`the flush lock of account ${accountId} stayed taken`);
+  }
+}

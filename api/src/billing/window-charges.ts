@@ -1,0 +1,196 @@
+/**
+ * Window charges (rules 2 to 5 and 8 in `billing.ts`): one charge covers every response under a
+ * window (a SQL result's, an export file's 24 h), each response registered as a delivery before
+ * anything is charged, renewed while it runs and ended exactly once. A broken delivery's refund is
+ * decided in `refunds.ts`.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError } from '../errors/api-error.ts';
+import { ErrorCode } from '../errors/codes.ts';
+import type { Metrics } from '../metrics.ts';
+import { type Balances, insufficientCredit } from './balances.ts';
+import type { ChargeSpec, Delivery, Payer, Settlement, WindowOptions } from './billing.ts';
+import type { ByteSpan } from './bytes-delivered.ts';
+import { type WindowSpec, sqlQueryPrefix, windowChargeKey } from './charge-keys.ts';
+import type { DeliveryTracker } from './deliveries.ts';
+import type { LeaseWallet } from './lease-wallet.ts';
+import type { ChargeResult, Ledger } from './ledger.ts';
+import { type PendingWrites, countCharge } from './pending-writes.ts';
+import type { Refunds } from './refunds.ts';
+
+/** DECISIONS §6: a stored SQL result is re-read uncharged for 5 minutes. */
+const SQL_RESULT_WINDOW_MS = 5 * 60_000;
+const WINDOW_ATTEMPTS = 200;
+/** How long a window waits between tries while its charge is being refunded. */
+const WAIT_FOR_REFUND_MS = 25;
+
+export interface WindowChargesOptions {
+  readonly ledger: Ledger;
+  readonly deliveries: DeliveryTracker;
+  readonly balances: Balances;
+  readonly leaseWallet: LeaseWallet;
+  readonly refunds: Refunds;
+  readonly writes: PendingWrites;
+  readonly metrics?: Metrics;
+  /** How long an in-flight delivery holds its charge without renewal (renewed at a third of it). */
+  readonly ttlMs: number;
+  readonly now: () => number;
+}
+
+export class WindowCharges {
+  readonly #o: WindowChargesOptions;
+  /** Deliveries not ended yet: SIGTERM waits for their responses to close, then ends the rest. */
+  readonly #open = new Set<Delivery>();
+
+  constructor(options: WindowChargesOptions) {
+    this.#o = options;
+  }
+
+  /** The deliveries not ended yet. */
+  get open(): ReadonlySet<Delivery> {
+    return this.#open;
+  }
+
+  /**
+   * Whether the payer paid for a stored result of this query in the last 5 minutes: a hint that the
+   * request is a re-read (rule 4), never a charge decision. `deliver` still decides the charge.
+   */
+  paidSqlResult(payer: Payer, queryId: string): Promise<boolean> {
+    return this.#o.ledger.paidSince(payer.accountId, sqlQueryPrefix(payer.accountId, queryId), SQL_RESULT_WINDOW_MS);
+  }
+
+  /**
+   * A response under a window's charge (a SQL result, an export file). Registers the delivery
+   * before charging, so no other delivery's break can refund the charge this one stands on; then
+   * charges when the window is not paid yet. When the window's charge is being refunded, it waits
+   * for the refund and charges under the next key.
+   */
+  async deliver(payer: Payer, window: WindowSpec, options: WindowOptions): Promise<Delivery> {
+    const first = options.madeResult && options.carriesBytes && window.lengthMs === undefined ? await this.#deliverFirst(payer, window, options) : undefined;
+    if (first) return first;
+    for (let attempt = 0; attempt < WINDOW_ATTEMPTS; attempt++) {
+      const current = await this.#o.ledger.window(payer.accountId, window);
+      if (current.paid && !options.carriesBytes) return this.#freeRead(payer, current.key);
+      const id = randomUUID();
+      if (!(await this.#begin(current.key, id))) {
+        await sleep(WAIT_FOR_REFUND_MS);
+        continue;
+      }
+      let settlement: Settlement;
+      try {
+        settlement = current.paid ? await this.#uncharged(payer) : (await this.#charge(payer, current.key, options)).settlement;
+      } catch (error) {
+        await this.#o.deliveries.release(current.key, id);
+        throw error;
+      }
+      return this.#delivery(current.key, id, settlement, options.sizeBytes);
+    }
+    throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
+  }
+
+  #begin(chargeKey: string, id: string): Promise<boolean> {
+    return this.#o.deliveries.begin(chargeKey, id, this.#o.now() + this.#o.ttlMs);
+  }
+
+  async #uncharged(payer: Payer): Promise<Settlement> {
+    return { chargedMicro: 0, balanceMicro: await this.#o.balances.balance(payer.accountId) };
+  }
+
+  /**
+   * The window of a result this request just made almost always has no charge yet, so its first key
+   * is taken without the ledger read: the tracker refuses the delivery if that key is being or was
+   * refunded, and the charge's idempotency key makes it a no-op if another delivery of the result
+   * charged first (then that charge stands: this delivery now holds it, so it cannot be refunded).
+   * A duplicate is checked against the ledger too, for a tracker that fell back to this process
+   * (Redis down) and cannot know another pod's refund. Undefined: fall back to the ledger read.
+   */
+  async #deliverFirst(payer: Payer, window: WindowSpec, options: WindowOptions): Promise<Delivery | undefined> {
+    const key = windowChargeKey(window.base, 0);
+    const id = randomUUID();
+    if (!(await this.#begin(key, id))) return undefined;
+    try {
+      const { settlement, duplicate } = await this.#charge(payer, key, options);
+      if (duplicate && (await this.#o.ledger.refunded(key))) {
+        await this.#o.deliveries.release(key, id);
+        return undefined;
+      }
+      return this.#delivery(key, id, settlement, options.sizeBytes);
+    } catch (error) {
+      await this.#o.deliveries.release(key, id);
+      throw error;
+    }
+  }
+
+  /** `duplicate`: the key was charged already (by another delivery), so this one reports 0. */
+  async #charge(payer: Payer, key: string, options: WindowOptions): Promise<{ settlement: Settlement; duplicate: boolean }> {
+    // A result that reads no source row costs nothing and leaves no ledger row: only the balance to report.
+    if (options.costMicro === 0) return { settlement: await this.#uncharged(payer), duplicate: false };
+    const { balances } = this.#o;
+    const undo = await options.beforeCharge?.();
+    const result = await this.#chargeLedger(payer.accountId, key, options).catch(async (error: unknown) => {
+      await undo?.();
+      throw error;
+    });
+    const balanceMicro = result.ok && result.buckets ? await balances.balanceWith(payer.accountId, result.buckets) : await balances.balance(payer.accountId);
+    balances.remember(payer.accountId, balanceMicro);
+    if (!result.ok) {
+      await undo?.();
+      throw insufficientCredit(balanceMicro, options.costMicro);
+    }
+    // A concurrent request inserted the same key first: that response reports the charge (rule 3).
+    const charged = result.duplicate ? 0 : result.chargedMicro;
+    if (result.duplicate) await undo?.();
+    countCharge(this.#o.metrics, payer, options, charged);
+    return { settlement: { chargedMicro: charged, balanceMicro }, duplicate: result.duplicate };
+  }
+
+  /** A window's charge on the buckets; when they are short while a lease holds credit, the lease is settled and the charge tried again. */
+  async #chargeLedger(accountId: string, key: string, spec: ChargeSpec): Promise<ChargeResult> {
+    const { ledger, leaseWallet } = this.#o;
+    const request = { accountId, amountMicro: spec.costMicro, idempotencyKey: key, breakdown: spec.breakdown, requestId: spec.requestId, queryId: spec.queryId };
+    const first = await ledger.charge(request);
+    if (first.ok || !(await leaseWallet.hasOpenLease(accountId))) return first;
+    await leaseWallet.settleOpenLease(accountId);
+    return ledger.charge(request);
+  }
+
+  async #freeRead(payer: Payer, key: string): Promise<Delivery> {
+    const settlement = await this.#uncharged(payer);
+    return { settlement, chargeKey: key, holdsCharge: false, complete: async () => undefined, abandon: async () => settlement, sent: () => undefined };
+  }
+
+  /** A registered delivery, renewed while it runs, ended once; of a file of `sizeBytes`, it reports the bytes it sent. */
+  #delivery(chargeKey: string, id: string, settlement: Settlement, sizeBytes: number | undefined): Delivery {
+    const { deliveries, writes, refunds, ttlMs, now } = this.#o;
+    let ended = false;
+    let span: ByteSpan | undefined;
+    const heartbeat = setInterval(() => void writes.track(deliveries.touch(chargeKey, id, now() + ttlMs)), Math.ceil(ttlMs / 3));
+    heartbeat.unref();
+    const end = (): boolean => {
+      clearInterval(heartbeat);
+      this.#open.delete(delivery);
+      const first = !ended;
+      ended = true;
+      return first;
+    };
+    const delivery: Delivery = {
+      settlement,
+      chargeKey,
+      holdsCharge: true,
+      complete: async () => {
+        if (end()) await writes.track(deliveries.complete(chargeKey, id));
+      },
+      abandon: async () => {
+        const delivered = sizeBytes === undefined || !span ? undefined : { span, sizeBytes };
+        const refunded = end() ? await writes.track(refunds.abandon(chargeKey, id, delivered)) : 0;
+        return { chargedMicro: 0, balanceMicro: settlement.balanceMicro + refunded };
+      },
+      sent: (bytes) => {
+        span = bytes;
+      },
+    };
+    this.#open.add(delivery);
+    return delivery;
+  }
+}
