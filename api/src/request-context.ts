@@ -24,13 +24,14 @@ interface Context {
   caller: Caller | undefined;
   style: ErrorStyle | undefined;
   routeLabel: string | undefined;
+  beforeErrorAnswer: (() => Promise<void>) | undefined;
 }
 
 const contexts = new WeakMap<Request, Context>();
 
 function contextOf(req: Request): Context {
   let context = contexts.get(req);
-  if (!context) contexts.set(req, (context = { ip: undefined, caller: undefined, style: undefined, routeLabel: undefined }));
+  if (!context) contexts.set(req, (context = { ip: undefined, caller: undefined, style: undefined, routeLabel: undefined, beforeErrorAnswer: undefined }));
   return context;
 }
 
@@ -70,4 +71,16 @@ export function setRouteLabel(req: Request, label: string): void {
 
 export function requestIdOf(req: Request): string {
   return String(req.res?.getHeader('x-request-id') ?? '');
+}
+
+/**
+ * Work that must land before an error answer goes out, so that the client's next request already
+ * sees it: the anonymous allowance gives back the count of an answer that is not a 2xx.
+ */
+export function setBeforeErrorAnswer(req: Request, work: () => Promise<void>): void {
+  contextOf(req).beforeErrorAnswer = work;
+}
+
+export async function settleBeforeErrorAnswer(req: Request): Promise<void> {
+  await contexts.get(req)?.beforeErrorAnswer?.();
 }

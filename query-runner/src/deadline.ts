@@ -1,19 +1,10 @@
 /**
- * Our own SQL (lookups, sheet search) under the query deadline: the shared `withDeadline`
- * interrupts at the limit, and a query cut by it is reported as QUERY_TIMEOUT, never as an engine
- * error or a complete answer.
+ * The runner's side of the one deadline (`withDeadline` in `@uda/shared/duckdb`): a failure under
+ * it in the runner's words, where a query cut by the deadline is QUERY_TIMEOUT, never an engine
+ * error or a complete answer; and the check for synchronous work the timer cannot stop.
  */
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { DeadlineExceeded, withDeadline as interruptAt } from '@uda/shared/duckdb';
+import { DeadlineExceeded } from '@uda/shared/duckdb';
 import { engineError, RunnerError, timeoutError } from './errors.ts';
-
-export async function withDeadline<T>(connection: DuckDBConnection, timeoutMs: number, work: () => Promise<T>): Promise<T> {
-  try {
-    return await interruptAt(connection, timeoutMs, work);
-  } catch (error) {
-    throw runnerErrorOf(error);
-  }
-}
 
 /** The runner's words for a failure under a deadline. */
 export function runnerErrorOf(error: unknown): RunnerError {

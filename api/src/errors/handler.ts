@@ -6,7 +6,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '@uda/shared/logger';
 import type { Metrics } from '../metrics.ts';
 import { redactUrl } from '@uda/shared/logger';
-import { callerOf, styleOf } from '../request-context.ts';
+import { callerOf, settleBeforeErrorAnswer, styleOf } from '../request-context.ts';
 import { ApiError } from './api-error.ts';
 import { bodyFor } from './body.ts';
 import { ErrorCode } from './codes.ts';
@@ -18,13 +18,14 @@ export function notFound(): RequestHandler {
 }
 
 export function errorHandler({ logger, metrics }: { logger: Logger; metrics?: Metrics }): ErrorRequestHandler {
-  return function apiErrorHandler(err: unknown, req, res, next) {
+  return async function apiErrorHandler(err: unknown, req, res, next) {
     if (res.headersSent) {
       // A stream broke after the status went out; the only thing left to do is end it.
       logger.warn({ err, url: redactUrl(req.originalUrl) }, 'error after headers were sent');
       next(err);
       return;
     }
+    await settleBeforeErrorAnswer(req);
     const error = toApiError(err);
     metrics?.failedWith(error);
     if (error.code === ErrorCode.INTERNAL_ERROR) {

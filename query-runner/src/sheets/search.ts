@@ -18,10 +18,10 @@ import type { ObjectStore } from '@uda/shared/object-store';
 import type { SheetSearchRequest, SheetSearchResponse } from '@uda/shared/runner-contract';
 import type { DatabaseManager } from '../database-manager.ts';
 import { RunnerError, unavailableError } from '../errors.ts';
-import { deadlineCheck, withDeadline } from '../deadline.ts';
+import { deadlineCheck, runnerErrorOf } from '../deadline.ts';
 import { jsonValue } from '../json-values.ts';
 import type { Limiter } from '../limiter.ts';
-import { quoteIdent, quoteLiteral } from '@uda/shared/duckdb';
+import { quoteIdent, quoteLiteral, withDeadline } from '@uda/shared/duckdb';
 import { searchTermsSql } from '@uda/shared/search';
 import { queryTerms, typoBudget } from '../lookups/query-terms.ts';
 import { prefixRange, SortedTextsBuilder, textAt, type SortedTexts } from '../lookups/sorted-texts.ts';
@@ -50,6 +50,8 @@ export async function searchSheet(deps: SheetSearchDeps, request: SheetSearchReq
       try {
         const checkDeadline = deadlineCheck(deps.timeoutMs);
         return { rows: await withDeadline(connection, deps.timeoutMs, () => runSearch(connection, request, checkDeadline)) };
+      } catch (error) {
+        throw runnerErrorOf(error);
       } finally {
         connection.closeSync();
         instance.closeSync();

@@ -34,6 +34,19 @@ describe('anonymous limit', () => {
     await api.close();
   });
 
+  it('an error answer arrives with its count already given back, and its headers say so', async () => {
+    const api = await ctx.start({ extraRoutes: testRoutes, limits: { anonymous: { points: 2, windowS: 86_400 } } });
+    for (let i = 0; i < 3; i++) {
+      const failed = await api.get('/test/lookup/x?fail=400');
+      expect(failed.status).toBe(400);
+      // Read as soon as the answer is in: nothing of this request may still be counted.
+      expect((await api.services.counters.anonymous.get('127.0.0.1'))?.consumedPoints ?? 0).toBe(0);
+      expect(failed.headers.get('x-ratelimit-remaining')).toBe('2');
+    }
+    expect((await api.get('/test/lookup/x')).headers.get('x-ratelimit-remaining')).toBe('1');
+    await api.close();
+  });
+
   it('leaves authenticated callers alone', async () => {
     const api = await ctx.start({ extraRoutes: testRoutes, limits: { anonymous: { points: 1, windowS: 86_400 } } });
     const { apiKey } = await api.account();

@@ -5,7 +5,7 @@ import { ErrorCode } from '../../errors/codes.ts';
 import type { Metrics } from '../../metrics.ts';
 import { remainingOf, resetEpochS } from '../../quota.ts';
 import type { LimiterBackend } from '../../limiter/types.ts';
-import { callerOf } from '../../request-context.ts';
+import { callerOf, setBeforeErrorAnswer } from '../../request-context.ts';
 import { type CounterGuard, type GuardHandler, guardHandler } from '../counters/index.ts';
 
 /**
@@ -40,8 +40,16 @@ export function anonymousGuard({ counter, points = 50, metrics, now = () => new 
           metrics?.rateLimitRejections.inc({ kind: 'anonymous' });
           throw new ApiError(ErrorCode.REQUEST_LIMIT_EXCEEDED, { limit: points }, headers);
         }
+        let givenBack: Promise<void> | undefined;
+        const giveBackOnce = () => (givenBack ??= giveBack(counter, caller.ip));
+        // An error answer waits for its give-back, so the caller's next request never finds the
+        // count still taken, and its headers count it out; a response that breaks gives it back on close.
+        setBeforeErrorAnswer(req, async () => {
+          await giveBackOnce();
+          res.set(allowanceHeaders(points, result.consumed - 1, result.msBeforeNext, now()));
+        });
         res.once('close', () => {
-          if (!succeeded(res)) void giveBack(counter, caller.ip);
+          if (!succeeded(res)) void giveBackOnce();
         });
       },
     };
