@@ -51,6 +51,9 @@ import { MemoryFairStore } from './fair/store.ts';
 import { RedisFairStore } from './fair/store-redis.ts';
 import { KubernetesRunnerPool } from './runners/k8s-pool.ts';
 import { StaticRunnerPool, type RunnerPool } from './runners/pool.ts';
+import { OperatorApprovalPayments } from './session/payments.ts';
+import { SigninLimit } from './session/signin-limit.ts';
+import { SessionStore } from './session/store.ts';
 
 /**
  * How often each pod refunds the charges whose deliveries died with another pod and settles the
@@ -111,6 +114,12 @@ export interface Services {
   readonly fairShare: FairShare;
   /** Live upstream lookups: clients, etiquette, breakers, stale copies. */
   readonly live: LiveDeps;
+  /** The dashboard's sessions and users (DECISIONS §10). */
+  readonly sessions: SessionStore;
+  /** Failed sign-ins and sign-ups per address and email. */
+  readonly signinLimit: SigninLimit;
+  /** Upgrade and top-off requests: the dashboard records them, admin decides them. */
+  readonly payments: OperatorApprovalPayments;
 }
 
 export interface ServiceOverrides {
@@ -202,6 +211,9 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
       callTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS,
     }),
     live,
+    sessions: new SessionStore(db),
+    signinLimit: new SigninLimit(limiterBackend),
+    payments: new OperatorApprovalPayments(db, accounts),
   };
 }
 

@@ -16,6 +16,8 @@ export interface DocumentedRoute {
   readonly style: ErrorStyle;
   readonly queryToken?: boolean;
   readonly doc?: RouteDoc;
+  /** Set on a route deliberately left out of the public document (the dashboard's and admin's APIs). */
+  readonly internal?: string;
 }
 
 export const API_VERSION = '1.0.0';
@@ -40,7 +42,7 @@ const SECURITY_SCHEMES = {
 export function buildOpenApiDocument(routes: readonly DocumentedRoute[]): ReturnType<typeof createDocument> {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of routes) {
-    if (!route.doc) continue;
+    if (!route.doc || route.internal) continue;
     const item = (paths[route.doc.path] ??= {});
     item[route.method] = operation(route, route.doc);
     if (route.doc.head) item.head = { ...operation(route, route.doc), operationId: `${route.doc.operationId}Head`, summary: `${route.doc.summary} (headers only; runs and bills like GET)` };

@@ -27,7 +27,7 @@ import { mcpRoutes } from './mcp/routes.ts';
 import { queryRoutes } from './query/routes.ts';
 import type { RouteDeclaration, RouteDef } from './types.ts';
 import { usageRoutes } from './usage/routes.ts';
-import { readJsonBody, validateInput } from './validate.ts';
+import { buildRoute, readJsonBody } from './validate.ts';
 
 export const API_ROUTES: readonly RouteDeclaration[] = [
   ...docsRoutes(openApiDocument),
@@ -47,15 +47,12 @@ export function openApiDocument(): object {
   return document;
 }
 
-/** The declarations with their handlers built from `services`; input validation runs just before each route's last handler. */
+/** The declarations with their handlers built from `services`. */
 export function apiRoutes(services: Services): RouteDef[] {
-  return API_ROUTES.map(({ handlers, internal: _internal, ...route }) => {
-    const built = handlers(services);
-    const validate = route.doc ? validateInput(route.path, route.doc) : undefined;
-    const chain = validate ? [...built.slice(0, -1), validate, ...built.slice(-1)] : built;
-    return { ...route, handlers: chain };
-  });
+  return API_ROUTES.map((route) => buildRoute(route, services));
 }
+
+
 
 /**
  * Mounts each route as: tag → authentication → its limits → body parser → its other handlers. The

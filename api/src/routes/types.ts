@@ -32,6 +32,8 @@ export interface RouteDoc {
   readonly body?: { readonly contentType: string; readonly schema: z.ZodType; readonly description?: string };
   /** The code invalid `params`, `query` or `body` answers with (default INVALID_INPUT). */
   readonly invalidInput?: ErrorCode;
+  /** How an invalid input's message is worded (default: the first issue, with its field's name unless written for it). */
+  readonly describeInvalid?: (error: z.ZodError) => string;
   /** Success answers by status. */
   readonly responses: Readonly<Record<number, ResponseDoc>>;
   /** Every error code the route can answer with besides RATE_LIMITED and INTERNAL_ERROR, which all routes can. */

@@ -1,15 +1,31 @@
 /**
  * Input validation driven by the route declaration: the same zod schemas that describe a route's
  * path parameters, query and JSON body in the OpenAPI document refuse bad input before its handler
- * runs, with the route's error code and the first issue's message.
+ * runs, with the route's error code and the first issue's message. What they parse is kept for the
+ * handler (`inputOf`), so a handler never parses its input a second time.
  */
 import type { Request, RequestHandler } from 'express';
 import type { z } from 'zod';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
-import type { RouteDoc } from './types.ts';
+import type { Services } from '../services.ts';
+import type { RouteDeclaration, RouteDef, RouteDoc } from './types.ts';
 
 type Check = readonly [z.ZodType, (req: Request) => unknown];
+
+/** Each request's parsed input, by the schema of the declaration that parsed it. */
+const parsedInputs = new WeakMap<Request, Map<z.ZodType, unknown>>();
+
+/**
+ * The request's input as its route declaration's `schema` parsed it (coerced, defaulted,
+ * transformed), typed by that schema. Asking with a schema the route did not validate is a
+ * programming error, so it fails loudly (a 500) rather than handing over unchecked input.
+ */
+export function inputOf<S extends z.ZodType>(req: Request, schema: S): z.output<S> {
+  const parsed = parsedInputs.get(req);
+  if (!parsed?.has(schema)) throw new Error('inputOf: the route declaration does not validate this schema');
+  return parsed.get(schema) as z.output<S>;
+}
 
 export function validateInput(path: string | RegExp, doc: RouteDoc): RequestHandler | undefined {
   const checks: Check[] = [];
@@ -20,13 +36,28 @@ export function validateInput(path: string | RegExp, doc: RouteDoc): RequestHand
   if (doc.body?.contentType === 'application/json') checks.push([doc.body.schema, (req) => req.body ?? {}]);
   if (checks.length === 0) return undefined;
   const code = doc.invalidInput ?? ErrorCode.INVALID_INPUT;
+  const describe = doc.describeInvalid ?? messageOf;
   return function validateRouteInput(req, _res, next) {
+    const parsedInput = new Map<z.ZodType, unknown>();
     for (const [schema, read] of checks) {
       const parsed = schema.safeParse(read(req));
-      if (!parsed.success) throw new ApiError(code, { message: messageOf(parsed.error) });
+      if (!parsed.success) throw new ApiError(code, { message: describe(parsed.error) });
+      parsedInput.set(schema, parsed.data);
     }
+    parsedInputs.set(req, parsedInput);
     next();
   };
+}
+
+/**
+ * One declaration's handlers built from `services`, with its input validation just before its last
+ * handler (after limits and metering guards, so a refused request's input is never read); the
+ * handler takes the parsed input from there (`inputOf`). Every route table is built through here.
+ */
+export function buildRoute({ handlers, internal: _internal, ...route }: RouteDeclaration, services: Services): RouteDef {
+  const built = handlers(services);
+  const validate = route.doc ? validateInput(route.path, route.doc) : undefined;
+  return { ...route, handlers: validate ? [...built.slice(0, -1), validate, ...built.slice(-1)] : built };
 }
 
 /**

@@ -9,8 +9,7 @@ const KEY_LENGTH = 64;
 /** scrypt needs 128·N·r bytes; give it headroom over the 32 MB default. */
 const MAX_MEM = 64 * 1024 * 1024;
 
-export const PASSWORD_MIN_LENGTH = 10;
-export const PASSWORD_MAX_LENGTH = 200;
+export { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from './schemas.ts';
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {

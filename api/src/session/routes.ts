@@ -1,181 +1,353 @@
 /**
- * The dashboard's session routes under /dashboard/api (DECISIONS §10). Internal to the web
- * application: not part of the public API, authenticated by the session cookie only (an
- * Authorization header is ignored here, as the cookie is on /api/v1), CSRF-checked on every
- * state-changing request. Sheets and SQL reuse the public routes' own handlers and guards with the
- * session's account as the caller, so their rules, caps and billing are the same by construction.
+ * The dashboard's session routes under /dashboard/api (DECISIONS §10), declared like the public
+ * routes but `internal`: left out of the OpenAPI document. Authenticated by the session cookie only
+ * (an Authorization header is ignored here, as the cookie is on /api/v1), CSRF-checked on every
+ * state-changing request. Sheets and SQL reuse the public routes' own declarations and handlers
+ * with the session's account as the caller, so their rules, caps and billing are the same by
+ * construction.
  */
-import express, { type Request, type RequestHandler, type Router } from 'express';
-import { z } from 'zod';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
+import type { z } from 'zod';
 import { SOURCES } from '@uda/shared/catalog';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
-import { TIERS } from '../limits.ts';
 import { parseUsd } from '../money.ts';
 import { datasetRoutes } from '../routes/datasets/routes.ts';
 import { queryRoutes } from '../routes/query/routes.ts';
+import type { ResponseDoc, RouteDeclaration, RouteDoc } from '../routes/types.ts';
+import { buildRoute, inputOf } from '../routes/validate.ts';
 import { setStyle } from '../request-context.ts';
 import type { Services } from '../services.ts';
 import { sqlNameOf } from '../sheets/names.ts';
 import { listDatasets } from '../sheets/store.ts';
-import { type AuthDeps, signIn, signUp } from './auth.ts';
+import { signIn, signUp } from './auth.ts';
 import { clearSessionCookie, sessionIdOf, setSessionCookie } from './cookies.ts';
 import { requireCsrf, requireSession, sessionOf } from './middleware.ts';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from './passwords.ts';
-import { OperatorApprovalPayments, type PaymentAdapter } from './payments.ts';
-import { SigninLimit } from './signin-limit.ts';
-import { SessionStore } from './store.ts';
+import { verifyPassword } from './passwords.ts';
+import {
+  credentialsBody,
+  doneAnswer,
+  keyAnswer,
+  keyNameBody,
+  keysAnswer,
+  ledgerAnswer,
+  ledgerQuery,
+  paymentAnswer,
+  paymentBody,
+  paymentsAnswer,
+  revealBody,
+  sessionAnswer,
+  signedInAnswer,
+  signinBody,
+  tablesAnswer,
+} from './schemas.ts';
 import { ledgerPage, usageSummary } from './usage.ts';
+import { usageAnswerSchema } from './usage-schema.ts';
 
 /** Reveal asks for the password again when it was last checked longer ago than this. */
 export const REVEAL_REAUTH_AFTER_MS = 5 * 60 * 1000;
 
-const credentials = z.object({
-  email: z.email({ error: 'Enter a valid email address.' }).max(254),
-  password: z
-    .string({ error: 'Enter a password.' })
-    .min(PASSWORD_MIN_LENGTH, `The password needs at least ${PASSWORD_MIN_LENGTH} characters.`)
-    .max(PASSWORD_MAX_LENGTH, `The password is at most ${PASSWORD_MAX_LENGTH} characters.`),
-});
-const signinBody = z.object({ email: z.string().max(254), password: z.string().max(PASSWORD_MAX_LENGTH) });
-const keyName = z.object({ name: z.string().trim().min(1, 'Give the key a name.').max(100, 'The name is at most 100 characters.') });
-const revealBody = z.object({ password: z.string().max(PASSWORD_MAX_LENGTH).optional() });
-const paymentBody = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('upgrade'), tier: z.enum(TIERS as [string, ...string[]]) }),
-  z.object({ kind: z.literal('topoff'), amount_usd: z.string().regex(/^\d{1,5}(\.\d{1,2})?$/, 'Give the amount in USD, e.g. 10 or 25.50.') }),
-]);
+const PREFIX = '/dashboard/api';
+const INTERNAL = 'the dashboard\'s session API: same-origin, cookie and CSRF, not for API clients';
 
-function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
-  const parsed = schema.safeParse(value ?? {});
-  if (!parsed.success) throw new ApiError(ErrorCode.INVALID_INPUT, { message: parsed.error.issues[0]?.message ?? 'Invalid request.' });
-  return parsed.data;
+const json = (description: string, schema: z.ZodType): ResponseDoc => ({ description, content: { 'application/json': schema } });
+
+interface SessionRoute {
+  readonly method: 'get' | 'post';
+  readonly path: string;
+  readonly summary: string;
+  readonly status: number;
+  readonly answer: z.ZodType;
+  readonly errors: readonly ErrorCode[];
+  readonly body?: z.ZodType;
+  readonly query?: z.ZodObject;
+  /** Signed in with a session (and, for a change, its CSRF token); false for sign-up and sign-in. */
+  readonly signedIn?: false;
+  readonly handler: (services: Services) => RequestHandler;
 }
 
-export interface SessionRouterOptions {
-  payments?: PaymentAdapter;
-}
+/** The session routes' validation messages stand alone: the first issue's message as written. */
+const firstMessage = (error: z.ZodError) => error.issues[0]?.message ?? 'Invalid request.';
 
-export function sessionRouter(services: Services, options: SessionRouterOptions = {}): Router {
-  const { db, accounts, keys } = services;
-  const sessions = new SessionStore(db);
-  const deps: AuthDeps = { db, accounts, sessions };
-  const limit = new SigninLimit(services.limiterBackend);
-  const payments = options.payments ?? new OperatorApprovalPayments(db, accounts);
-  const router = express.Router();
-  const flat: RequestHandler = (req, _res, next) => (setStyle(req, 'flat'), next());
-  const signedIn = [requireSession({ store: sessions, accounts }), requireCsrf()];
-  const accountOf = (req: Request) => sessionOf(req).accountId;
-
-  router.use(flat);
-
-  // Signing up or in always starts a new session and ends the one the browser had (rotation).
-  const startSession = async (req: Request, res: express.Response, sessionId: string) => {
-    const previous = sessionIdOf(req);
-    if (previous) await sessions.deleteSession(previous);
-    setSessionCookie(req, res, sessionId);
+function declare(route: SessionRoute): RouteDeclaration {
+  const doc: RouteDoc = {
+    path: `${PREFIX}${route.path}`,
+    operationId: `dashboard${route.method}${route.path.replaceAll('/', '_')}`,
+    summary: route.summary,
+    tag: 'Dashboard',
+    auth: 'none',
+    ...(route.body ? { body: { contentType: 'application/json', schema: route.body } } : {}),
+    ...(route.query ? { query: route.query } : {}),
+    describeInvalid: firstMessage,
+    responses: { [route.status]: json(route.summary, route.answer) },
+    errors: route.errors,
   };
+  const guard = route.signedIn === false ? () => [] : signedIn;
+  return { method: route.method, path: route.path, style: 'flat', internal: INTERNAL, doc, handlers: (s) => [...guard(s), route.handler(s)] };
+}
 
-  router.post('/signup', async (req, res) => {
-    const body = parse(credentials, req.body);
-    await limit.signUp(req);
-    const { sessionId, user } = await signUp(deps, body.email, body.password);
-    await startSession(req, res, sessionId);
-    res.status(201).json({ status: 'success', email: user.email });
-  });
+function signedIn(services: Services): RequestHandler[] {
+  return [requireSession({ store: services.sessions, accounts: services.accounts }), requireCsrf()];
+}
 
-  router.post('/signin', async (req, res) => {
-    const body = parse(signinBody, req.body);
-    const { sessionId, user } = await limit.signIn(req, body.email, () => signIn(deps, body.email, body.password));
-    await startSession(req, res, sessionId);
-    res.json({ status: 'success', email: user.email });
-  });
+const accountOf = (req: Request) => sessionOf(req).accountId;
 
-  router.post('/signout', ...signedIn, async (req, res) => {
-    const id = sessionIdOf(req);
-    if (id) await sessions.deleteSession(id);
-    clearSessionCookie(req, res);
-    res.json({ status: 'success' });
-  });
+/** Signing up or in always starts a new session and ends the one the browser had (rotation). */
+async function startSession(services: Services, req: Request, res: Response, sessionId: string): Promise<void> {
+  const previous = sessionIdOf(req);
+  if (previous) await services.sessions.deleteSession(previous);
+  setSessionCookie(req, res, sessionId);
+}
 
-  router.get('/session', ...signedIn, async (req, res) => {
-    const session = sessionOf(req);
-    const account = await accounts.mustGet(session.accountId);
-    res.setHeader('Cache-Control', 'no-store');
-    res.json({ status: 'success', email: session.email, tier: account.tier, csrf_token: session.csrfToken });
-  });
+const authDeps = (s: Services) => ({ db: s.db, accounts: s.accounts, sessions: s.sessions });
+const SESSION_ERRORS = [ErrorCode.SESSION_REQUIRED, ErrorCode.CSRF_REJECTED] as const;
 
-  router.get('/keys', ...signedIn, async (req, res) => {
-    res.json({ status: 'success', keys: await keys.list(accountOf(req)) });
-  });
+const OWN_ROUTES: readonly SessionRoute[] = [
+  {
+    method: 'post',
+    path: '/signup',
+    summary: 'Sign up: a Free account and a session',
+    status: 201,
+    answer: signedInAnswer,
+    errors: [ErrorCode.INVALID_INPUT, ErrorCode.EMAIL_TAKEN, ErrorCode.SIGNIN_RATE_LIMITED],
+    body: credentialsBody,
+    signedIn: false,
+    handler: (s) =>
+      async function signUpRoute(req, res) {
+        const body = inputOf(req, credentialsBody);
+        await s.signinLimit.signUp(req);
+        const { sessionId, user } = await signUp(authDeps(s), body.email, body.password);
+        await startSession(s, req, res, sessionId);
+        res.status(201).json({ status: 'success', email: user.email });
+      },
+  },
+  {
+    method: 'post',
+    path: '/signin',
+    summary: 'Sign in: a new session',
+    status: 200,
+    answer: signedInAnswer,
+    errors: [ErrorCode.INVALID_INPUT, ErrorCode.SIGNIN_FAILED, ErrorCode.SIGNIN_RATE_LIMITED],
+    body: signinBody,
+    signedIn: false,
+    handler: (s) =>
+      async function signInRoute(req, res) {
+        const body = inputOf(req, signinBody);
+        const { sessionId, user } = await s.signinLimit.signIn(req, body.email, () => signIn(authDeps(s), body.email, body.password));
+        await startSession(s, req, res, sessionId);
+        res.json({ status: 'success', email: user.email });
+      },
+  },
+  {
+    method: 'post',
+    path: '/signout',
+    summary: 'Sign out: the session ends server-side',
+    status: 200,
+    answer: doneAnswer,
+    errors: SESSION_ERRORS,
+    handler: (s) =>
+      async function signOutRoute(req, res) {
+        const id = sessionIdOf(req);
+        if (id) await s.sessions.deleteSession(id);
+        clearSessionCookie(req, res);
+        res.json({ status: 'success' });
+      },
+  },
+  {
+    method: 'get',
+    path: '/session',
+    summary: 'The signed-in account and its CSRF token',
+    status: 200,
+    answer: sessionAnswer,
+    errors: SESSION_ERRORS,
+    handler: (s) =>
+      async function sessionRoute(req, res) {
+        const session = sessionOf(req);
+        const account = await s.accounts.mustGet(session.accountId);
+        res.setHeader('Cache-Control', 'no-store');
+        res.json({ status: 'success', email: session.email, tier: account.tier, csrf_token: session.csrfToken });
+      },
+  },
+  {
+    method: 'get',
+    path: '/keys',
+    summary: 'The account\'s keys',
+    status: 200,
+    answer: keysAnswer,
+    errors: SESSION_ERRORS,
+    handler: (s) =>
+      async function listKeysRoute(req, res) {
+        res.json({ status: 'success', keys: await s.keys.list(accountOf(req)) });
+      },
+  },
+  {
+    method: 'post',
+    path: '/keys',
+    summary: 'Create a key (the previous one is deactivated)',
+    status: 201,
+    answer: keyAnswer,
+    errors: [...SESSION_ERRORS, ErrorCode.INVALID_INPUT],
+    body: keyNameBody,
+    handler: (s) =>
+      async function createKeyRoute(req, res) {
+        const { name } = inputOf(req, keyNameBody);
+        res.setHeader('Cache-Control', 'no-store');
+        res.status(201).json({ status: 'success', key: await s.keys.create(accountOf(req), name) });
+      },
+  },
+  {
+    method: 'post',
+    path: '/keys/reveal',
+    summary: 'The active key in plain text (the password again on an old session)',
+    status: 200,
+    answer: keyAnswer,
+    errors: [...SESSION_ERRORS, ErrorCode.INVALID_INPUT, ErrorCode.REAUTH_REQUIRED],
+    body: revealBody,
+    handler: (s) =>
+      async function revealKeyRoute(req, res) {
+        const session = sessionOf(req);
+        const { password } = inputOf(req, revealBody);
+        if (Date.now() - session.authenticatedAt.getTime() > REVEAL_REAUTH_AFTER_MS) {
+          const hash = await s.sessions.passwordHashOf(session.userId);
+          if (!password || !hash || !(await verifyPassword(password, hash))) throw new ApiError(ErrorCode.REAUTH_REQUIRED);
+          await s.sessions.markAuthenticated(session.idHash);
+        }
+        const key = await s.keys.reveal(session.accountId);
+        if (!key) throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'There is no active key to reveal. Create one first.' });
+        res.setHeader('Cache-Control', 'no-store');
+        res.json({ status: 'success', key });
+      },
+  },
+  {
+    method: 'post',
+    path: '/keys/revoke',
+    summary: 'Revoke the active key',
+    status: 200,
+    answer: doneAnswer,
+    errors: [...SESSION_ERRORS, ErrorCode.INVALID_INPUT],
+    handler: (s) =>
+      async function revokeKeyRoute(req, res) {
+        const revoked = await s.keys.revoke(accountOf(req));
+        if (!revoked) throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'There is no active key to revoke.' });
+        res.json({ status: 'success' });
+      },
+  },
+  {
+    method: 'post',
+    path: '/keys/replace',
+    summary: 'Replace the active key with a new one of the same name',
+    status: 201,
+    answer: keyAnswer,
+    errors: [...SESSION_ERRORS, ErrorCode.INVALID_INPUT],
+    handler: (s) =>
+      async function replaceKeyRoute(req, res) {
+        const accountId = accountOf(req);
+        const active = (await s.keys.list(accountId)).find((k) => k.status === 'active');
+        if (!active) throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'There is no active key to replace. Create one instead.' });
+        res.setHeader('Cache-Control', 'no-store');
+        res.status(201).json({ status: 'success', key: await s.keys.create(accountId, active.name) });
+      },
+  },
+  {
+    method: 'get',
+    path: '/usage',
+    summary: 'Balance, caps and this month\'s spend',
+    status: 200,
+    answer: usageAnswerSchema.extend({ status: doneAnswer.shape.status }),
+    errors: SESSION_ERRORS,
+    handler: (s) =>
+      async function usageRoute(req, res) {
+        res.json({ status: 'success', ...(await usageSummary(s, accountOf(req))), payments: s.payments.howItWorks });
+      },
+  },
+  {
+    method: 'get',
+    path: '/ledger',
+    summary: 'Charges and refunds, newest first, one page',
+    status: 200,
+    answer: ledgerAnswer,
+    errors: SESSION_ERRORS,
+    query: ledgerQuery,
+    handler: (s) =>
+      async function ledgerRoute(req, res) {
+        const { page } = inputOf(req, ledgerQuery);
+        res.json({ status: 'success', ...(await ledgerPage(s.db, accountOf(req), page)) });
+      },
+  },
+  {
+    method: 'get',
+    path: '/payments',
+    summary: 'The account\'s upgrade and top-off requests',
+    status: 200,
+    answer: paymentsAnswer,
+    errors: SESSION_ERRORS,
+    handler: (s) =>
+      async function paymentsRoute(req, res) {
+        res.json({ status: 'success', requests: await s.payments.list(accountOf(req)), how_it_works: s.payments.howItWorks });
+      },
+  },
+  {
+    method: 'post',
+    path: '/payments',
+    summary: 'Request an upgrade or a top-off',
+    status: 201,
+    answer: paymentAnswer,
+    errors: [...SESSION_ERRORS, ErrorCode.INVALID_INPUT, ErrorCode.PAYMENTS_PENDING],
+    body: paymentBody,
+    handler: (s) =>
+      async function requestPaymentRoute(req, res) {
+        const body = inputOf(req, paymentBody);
+        const ask = body.kind === 'upgrade' ? { kind: body.kind, tier: body.tier } : { kind: body.kind, amountMicro: parseUsd(body.amount_usd) };
+        res.status(201).json({ status: 'success', request: await s.payments.request(accountOf(req), ask) });
+      },
+  },
+  {
+    method: 'get',
+    path: '/tables',
+    summary: 'The public tables and the account\'s ready sheets',
+    status: 200,
+    answer: tablesAnswer,
+    errors: SESSION_ERRORS,
+    handler: (s) =>
+      async function tablesRoute(req, res) {
+        const sheets = (await listDatasets(s.db, accountOf(req))).filter((d) => d.status === 'ready');
+        res.json({
+          status: 'success',
+          tables: SOURCES.flatMap((src) => src.tables.map((t) => ({ name: t.name, source: src.id, description: t.description, columns: [] as unknown[] }))),
+          sheets: sheets.map((d) => ({ slug: d.slug, table: sqlNameOf(d.slug), columns: d.columns ?? [] })),
+        });
+      },
+  },
+];
 
-  router.post('/keys', ...signedIn, async (req, res) => {
-    const { name } = parse(keyName, req.body);
-    res.setHeader('Cache-Control', 'no-store');
-    res.status(201).json({ status: 'success', key: await keys.create(accountOf(req), name) });
-  });
+/** A public route behind the session instead of a key: its own declaration, handlers and validation, under /dashboard/api. */
+function behindSession(route: RouteDeclaration, from: string, to: string): RouteDeclaration {
+  const path = String(route.path).replace(from, to);
+  const doc = route.doc && {
+    ...route.doc,
+    path: route.doc.path.replace(from, `${PREFIX}${to}`),
+    operationId: `dashboard${route.doc.operationId.charAt(0).toUpperCase()}${route.doc.operationId.slice(1)}`,
+  };
+  return { ...route, path, doc, internal: INTERNAL, handlers: (s) => [...signedIn(s), ...route.handlers(s)] };
+}
 
-  router.post('/keys/reveal', ...signedIn, async (req, res) => {
-    const session = sessionOf(req);
-    const { password } = parse(revealBody, req.body);
-    if (Date.now() - session.authenticatedAt.getTime() > REVEAL_REAUTH_AFTER_MS) {
-      const hash = await sessions.passwordHashOf(session.userId);
-      if (!password || !hash || !(await verifyPassword(password, hash))) throw new ApiError(ErrorCode.REAUTH_REQUIRED);
-      await sessions.markAuthenticated(session.idHash);
-    }
-    const key = await keys.reveal(session.accountId);
-    if (!key) throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'There is no active key to reveal. Create one first.' });
-    res.setHeader('Cache-Control', 'no-store');
-    res.json({ status: 'success', key });
-  });
+const postQuery = queryRoutes.filter((r) => r.method === 'post' && r.path === '/api/v1/query');
 
-  router.post('/keys/revoke', ...signedIn, async (req, res) => {
-    const revoked = await keys.revoke(accountOf(req));
-    if (!revoked) throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'There is no active key to revoke.' });
-    res.json({ status: 'success' });
-  });
-
-  router.post('/keys/replace', ...signedIn, async (req, res) => {
-    const accountId = accountOf(req);
-    const active = (await keys.list(accountId)).find((k) => k.status === 'active');
-    if (!active) throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'There is no active key to replace. Create one instead.' });
-    res.setHeader('Cache-Control', 'no-store');
-    res.status(201).json({ status: 'success', key: await keys.create(accountId, active.name) });
-  });
-
-  router.get('/usage', ...signedIn, async (req, res) => {
-    res.json({ status: 'success', ...(await usageSummary(services, accountOf(req))), payments: payments.howItWorks });
-  });
-
-  router.get('/ledger', ...signedIn, async (req, res) => {
-    const page = Math.max(0, Math.min(10_000, Number.parseInt(String(req.query.page ?? '0'), 10) || 0));
-    res.json({ status: 'success', ...(await ledgerPage(db, accountOf(req), page)) });
-  });
-
-  router.get('/payments', ...signedIn, async (req, res) => {
-    res.json({ status: 'success', requests: await payments.list(accountOf(req)), how_it_works: payments.howItWorks });
-  });
-
-  router.post('/payments', ...signedIn, async (req, res) => {
-    const body = parse(paymentBody, req.body);
-    const ask = body.kind === 'upgrade' ? { kind: body.kind, tier: body.tier as (typeof TIERS)[number] } : { kind: body.kind, amountMicro: parseUsd(body.amount_usd) };
-    res.status(201).json({ status: 'success', request: await payments.request(accountOf(req), ask) });
-  });
-
-  router.get('/tables', ...signedIn, async (req, res) => {
-    const sheets = (await listDatasets(db, accountOf(req))).filter((d) => d.status === 'ready');
-    res.json({
-      status: 'success',
-      tables: SOURCES.flatMap((s) => s.tables.map((t) => ({ name: t.name, source: s.id, description: t.description, columns: [] as unknown[] }))),
-      sheets: sheets.map((d) => ({ slug: d.slug, table: sqlNameOf(d.slug), columns: d.columns ?? [] })),
-    });
-  });
-
+/** Every route under /dashboard/api, in one list. */
+export const SESSION_ROUTES: readonly RouteDeclaration[] = [
+  ...OWN_ROUTES.map(declare),
   // Sheets and SQL: the public routes' handler chains, behind the session instead of a key.
-  for (const route of datasetRoutes) {
-    router[route.method](String(route.path).replace('/api/v1/datasets', '/datasets'), ...signedIn, ...route.handlers(services));
-  }
-  const sql = queryRoutes.find((r) => r.method === 'post' && r.path === '/api/v1/query');
-  if (sql) router.post('/query', ...signedIn, ...sql.handlers(services));
+  ...datasetRoutes.map((r) => behindSession(r, '/api/v1/datasets', '/datasets')),
+  ...postQuery.map((r) => behindSession(r, '/api/v1/query', '/query')),
+];
 
+/** The session routes on one router, each behind the flat error style; mounted at /dashboard/api by `app.ts`. */
+export function sessionRouter(services: Services): Router {
+  const router = express.Router();
+  router.use(function flatStyle(req, _res, next) {
+    setStyle(req, 'flat');
+    next();
+  });
+  for (const route of SESSION_ROUTES) router[route.method](route.path, ...buildRoute(route, services).handlers);
   return router;
 }

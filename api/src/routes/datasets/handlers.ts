@@ -13,7 +13,8 @@ import { querySheet, searchSheet } from '../../sheets/query.ts';
 import { datasetRecordSchema, toRecord } from '../../sheets/record.ts';
 import { listDatasets } from '../../sheets/store.ts';
 import { receiveUpload, type ReceivedUpload } from '../../sheets/upload.ts';
-import { createdResponse, listResponse, queryResponse, searchQuery, searchResponse, sheetQueryBody, uploadFields } from './schema.ts';
+import { inputOf } from '../validate.ts';
+import { createdResponse, datasetId, listResponse, queryResponse, searchQuery, searchResponse, sheetQueryBody, uploadFields } from './schema.ts';
 
 function accountOf(req: Request): string {
   const caller = callerOf(req);
@@ -21,13 +22,14 @@ function accountOf(req: Request): string {
   return caller.accountId;
 }
 
-function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
-  const parsed = schema.safeParse(value);
+/** The multipart fields are read by busboy in the handler, so they are parsed here, once (the JSON inputs by the declaration). */
+function uploadFieldsOf(fields: unknown): z.infer<typeof uploadFields> {
+  const parsed = uploadFields.safeParse(fields);
   if (!parsed.success) throw new ApiError(ErrorCode.INVALID_INPUT, { message: parsed.error.issues[0]?.message ?? 'Invalid request.' });
   return parsed.data;
 }
 
-const idOf = (req: Request) => String(req.params.id);
+const idOf = (req: Request) => inputOf(req, datasetId).id;
 
 async function withUpload<T>(req: Request, services: Services, work: (upload: ReceivedUpload & { file: NonNullable<ReceivedUpload['file']> }) => Promise<T>): Promise<T> {
   const upload = await receiveUpload(req, services.config.SHEETS_MAX_UPLOAD_MB * 1024 * 1024);
@@ -42,7 +44,7 @@ async function withUpload<T>(req: Request, services: Services, work: (upload: Re
 export function createHandler(services: Services): RequestHandler {
   return async function createDataset(req, res) {
     const accountId = accountOf(req);
-    const row = await withUpload(req, services, ({ fields, file }) => createSheet(services, accountId, { file, ...parse(uploadFields, fields) }));
+    const row = await withUpload(req, services, ({ fields, file }) => createSheet(services, accountId, { file, ...uploadFieldsOf(fields) }));
     res.status(202).json(createdResponse.parse({ id: row.id, slug: row.slug, status: 'processing' }));
   };
 }
@@ -80,7 +82,7 @@ export function deleteHandler(services: Services): RequestHandler {
 export function searchHandler(services: Services): RequestHandler {
   return async function searchDataset(req, res) {
     const accountId = accountOf(req);
-    const { q } = parse(searchQuery, { q: typeof req.query.q === 'string' ? req.query.q : undefined });
+    const { q } = inputOf(req, searchQuery);
     const result = await searchSheet(services, accountId, idOf(req), q);
     res.json(searchResponse.parse({ status: 'success', ...result }));
   };
@@ -90,7 +92,7 @@ export function queryHandler(services: Services): RequestHandler {
   return async function queryDataset(req, res) {
     const caller = callerOf(req);
     if (caller.kind !== 'account') throw new ApiError(ErrorCode.SHEET_AUTH_REQUIRED);
-    const { sql } = parse(sheetQueryBody, req.body ?? {});
+    const { sql } = inputOf(req, sheetQueryBody);
     const result = await querySheet(services, caller, idOf(req), sql);
     res.json(queryResponse.parse({ status: 'success', ...result }));
   };

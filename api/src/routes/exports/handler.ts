@@ -8,7 +8,6 @@
  * the broken ones delivered stay under half the file (rule 8).
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { z } from 'zod';
 import type { Delivery, Payer } from '../../billing/billing.ts';
 import { exportWindow } from '../../billing/charge-keys.ts';
 import { deliverCharged, setCreditHeaders } from '../../billing/http.ts';
@@ -19,15 +18,14 @@ import { consumeDailyCap, dailyCapRemaining } from '../../middleware/daily-cap/i
 import { sendObject, wouldSendBody } from '../../objects/send-object.ts';
 import type { Services } from '../../services.ts';
 import { sqlCallerOf } from '../query/settle.ts';
+import { inputOf } from '../validate.ts';
 import { resolveExport, type ResolvedExport } from './resolve.ts';
-
-const exportParams = z.object({ format: z.string().optional(), table: z.string().optional(), version: z.string().optional() });
+import { exportPath, exportQuery } from './schema.ts';
 
 export function exportHandler(services: Services): RequestHandler {
   return async function getExport(req, res) {
-    const params = exportParams.safeParse(req.query);
-    if (!params.success) throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'format, table and version are single text values.' });
-    const target = await resolveExport(services.manifests, { name: String(req.params.name), ...params.data });
+    const { name } = inputOf(req, exportPath);
+    const target = await resolveExport(services.manifests, { name, ...inputOf(req, exportQuery) });
     const info = await services.store.head(target.file.key).catch(() => {
       throw new ApiError(ErrorCode.EXPORT_UNAVAILABLE, {}, { 'Retry-After': '5' });
     });

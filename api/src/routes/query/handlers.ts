@@ -13,6 +13,7 @@ import type { Services } from '../../services.ts';
 import { sqlResultJson } from '../../sql/result-json.ts';
 import { runSql } from '../../sql/run-sql.ts';
 import { backendUnavailable } from '../../sql/runner-errors.ts';
+import { inputOf } from '../validate.ts';
 import { datasetList, queryBody, queryParams } from './schema.ts';
 import { deliverSql, sqlCallerOf, sqlHooks } from './settle.ts';
 
@@ -21,10 +22,9 @@ const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', parquet: 'application/vn
 /** POST /api/v1/query */
 export function postQueryHandler(services: Services): RequestHandler {
   return async function postQuery(req, res) {
-    const body = queryBody.safeParse(req.body ?? {});
-    if (!body.success) throw new ApiError(ErrorCode.QUERY_INVALID, { message: 'Send a JSON body with `sql` (string) and optional `datasetIds` (list).' });
-    const datasetIds = (body.data.datasetIds ?? []).map(String);
-    const result = await runSql(services, sqlCallerOf(req), { sql: body.data.sql, datasetIds, format: 'json' }, sqlHooks(services, req, res));
+    const body = inputOf(req, queryBody);
+    const datasetIds = (body.datasetIds ?? []).map(String);
+    const result = await runSql(services, sqlCallerOf(req), { sql: body.sql, datasetIds, format: 'json' }, sqlHooks(services, req, res));
     const delivery = await deliverSql(services, req, res, result);
     deliverCharged(res, delivery);
     // The `queryResponse` shape, with the rows passed through from the runner as bytes.
@@ -35,9 +35,7 @@ export function postQueryHandler(services: Services): RequestHandler {
 /** GET and HEAD /api/v1/query.csv and /api/v1/query.parquet: a static-file answer of the stored result. */
 export function fileQueryHandler(services: Services, format: Exclude<ResultFormat, 'json'>): RequestHandler {
   return async function getQueryFile(req, res) {
-    const parsed = queryParams.safeParse(req.query);
-    if (!parsed.success) throw new ApiError(ErrorCode.QUERY_INVALID, { message: 'Send `sql` (and optional `datasets`) once each as query parameters.' });
-    const params = parsed.data;
+    const params = inputOf(req, queryParams);
     const result = await runSql(services, sqlCallerOf(req), { sql: params.sql, datasetIds: datasetList(params.datasets), format }, sqlHooks(services, req, res));
     const object = result.meta.objects[format];
     if (!object) throw new ApiError(ErrorCode.INTERNAL_ERROR);
