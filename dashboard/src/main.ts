@@ -3,6 +3,7 @@
  * Plain TypeScript and the DOM; every piece of user text goes in as a text node.
  */
 import './style.css';
+import type { SessionAnswer } from '@uda/api/session/schemas';
 import { call, messageOf, setCsrfToken } from './api.ts';
 import { h, replace, status } from './dom.ts';
 import { keysPage } from './pages/keys.ts';
@@ -10,11 +11,7 @@ import { sheetsPage } from './pages/sheets.ts';
 import { sqlPage } from './pages/sql.ts';
 import { usagePage } from './pages/usage.ts';
 
-interface SessionInfo {
-  email: string;
-  tier: string;
-  csrf_token: string;
-}
+type SessionInfo = Omit<SessionAnswer, 'status'>;
 
 export interface PageContext {
   session: SessionInfo;

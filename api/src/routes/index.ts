@@ -12,6 +12,10 @@
  * | `POST /mcp` (`GET`, `DELETE`: 405) | `mcp/routes.ts` |
  * | `/api/v1/datasets`, `/api/v1/datasets/{id}`, `…/file`, `…/search`, `…/query` | `datasets/routes.ts` |
  * | `GET /https:/{wikipediaUrl}`, `GET /{source}/{keywords}` (last: they match any two segments) | `lookups/routes.ts` |
+ *
+ * The internal routes are declared the same way, flagged `internal` (not in the OpenAPI document),
+ * in their own tables behind their own middleware: `/dashboard/api/*` in `session/routes.ts`
+ * (session cookie and CSRF), the admin port's `/admin/*` in `admin/routes.ts` (bearer token).
  */
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { authenticate } from '../middleware/authenticate/index.ts';

@@ -40,9 +40,17 @@ import {
   signedInAnswer,
   signinBody,
   tablesAnswer,
+  type KeyAnswer,
+  type KeysAnswer,
+  type LedgerAnswer,
+  type PaymentAnswer,
+  type PaymentsAnswer,
+  type SessionAnswer,
+  type SignedInAnswer,
+  type TablesAnswer,
 } from './schemas.ts';
 import { ledgerPage, usageSummary } from './usage.ts';
-import { usageAnswerSchema } from './usage-schema.ts';
+import { type UsageAnswer, usageAnswerSchema } from './usage-schema.ts';
 
 /** Reveal asks for the password again when it was last checked longer ago than this. */
 export const REVEAL_REAUTH_AFTER_MS = 5 * 60 * 1000;
@@ -118,7 +126,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
         await s.signinLimit.signUp(req);
         const { sessionId, user } = await signUp(authDeps(s), body.email, body.password);
         await startSession(s, req, res, sessionId);
-        res.status(201).json({ status: 'success', email: user.email });
+        res.status(201).json({ status: 'success', email: user.email } satisfies SignedInAnswer);
       },
   },
   {
@@ -135,7 +143,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
         const body = inputOf(req, signinBody);
         const { sessionId, user } = await s.signinLimit.signIn(req, body.email, () => signIn(authDeps(s), body.email, body.password));
         await startSession(s, req, res, sessionId);
-        res.json({ status: 'success', email: user.email });
+        res.json({ status: 'success', email: user.email } satisfies SignedInAnswer);
       },
   },
   {
@@ -165,7 +173,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
         const session = sessionOf(req);
         const account = await s.accounts.mustGet(session.accountId);
         res.setHeader('Cache-Control', 'no-store');
-        res.json({ status: 'success', email: session.email, tier: account.tier, csrf_token: session.csrfToken });
+        res.json({ status: 'success', email: session.email, tier: account.tier, csrf_token: session.csrfToken } satisfies SessionAnswer);
       },
   },
   {
@@ -177,7 +185,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
     errors: SESSION_ERRORS,
     handler: (s) =>
       async function listKeysRoute(req, res) {
-        res.json({ status: 'success', keys: await s.keys.list(accountOf(req)) });
+        res.json({ status: 'success', keys: await s.keys.list(accountOf(req)) } satisfies KeysAnswer);
       },
   },
   {
@@ -192,7 +200,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
       async function createKeyRoute(req, res) {
         const { name } = inputOf(req, keyNameBody);
         res.setHeader('Cache-Control', 'no-store');
-        res.status(201).json({ status: 'success', key: await s.keys.create(accountOf(req), name) });
+        res.status(201).json({ status: 'success', key: await s.keys.create(accountOf(req), name) } satisfies KeyAnswer);
       },
   },
   {
@@ -215,7 +223,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
         const key = await s.keys.reveal(session.accountId);
         if (!key) throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'There is no active key to reveal. Create one first.' });
         res.setHeader('Cache-Control', 'no-store');
-        res.json({ status: 'success', key });
+        res.json({ status: 'success', key } satisfies KeyAnswer);
       },
   },
   {
@@ -245,7 +253,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
         const active = (await s.keys.list(accountId)).find((k) => k.status === 'active');
         if (!active) throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'There is no active key to replace. Create one instead.' });
         res.setHeader('Cache-Control', 'no-store');
-        res.status(201).json({ status: 'success', key: await s.keys.create(accountId, active.name) });
+        res.status(201).json({ status: 'success', key: await s.keys.create(accountId, active.name) } satisfies KeyAnswer);
       },
   },
   {
@@ -257,7 +265,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
     errors: SESSION_ERRORS,
     handler: (s) =>
       async function usageRoute(req, res) {
-        res.json({ status: 'success', ...(await usageSummary(s, accountOf(req))), payments: s.payments.howItWorks });
+        res.json({ status: 'success', ...(await usageSummary(s, accountOf(req))), payments: s.payments.howItWorks } satisfies UsageAnswer & { status: 'success' });
       },
   },
   {
@@ -271,7 +279,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
     handler: (s) =>
       async function ledgerRoute(req, res) {
         const { page } = inputOf(req, ledgerQuery);
-        res.json({ status: 'success', ...(await ledgerPage(s.db, accountOf(req), page)) });
+        res.json({ status: 'success', ...(await ledgerPage(s.db, accountOf(req), page)) } satisfies LedgerAnswer);
       },
   },
   {
@@ -283,7 +291,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
     errors: SESSION_ERRORS,
     handler: (s) =>
       async function paymentsRoute(req, res) {
-        res.json({ status: 'success', requests: await s.payments.list(accountOf(req)), how_it_works: s.payments.howItWorks });
+        res.json({ status: 'success', requests: await s.payments.list(accountOf(req)), how_it_works: s.payments.howItWorks } satisfies PaymentsAnswer);
       },
   },
   {
@@ -298,7 +306,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
       async function requestPaymentRoute(req, res) {
         const body = inputOf(req, paymentBody);
         const ask = body.kind === 'upgrade' ? { kind: body.kind, tier: body.tier } : { kind: body.kind, amountMicro: parseUsd(body.amount_usd) };
-        res.status(201).json({ status: 'success', request: await s.payments.request(accountOf(req), ask) });
+        res.status(201).json({ status: 'success', request: await s.payments.request(accountOf(req), ask) } satisfies PaymentAnswer);
       },
   },
   {
@@ -313,9 +321,9 @@ const OWN_ROUTES: readonly SessionRoute[] = [
         const sheets = (await listDatasets(s.db, accountOf(req))).filter((d) => d.status === 'ready');
         res.json({
           status: 'success',
-          tables: SOURCES.flatMap((src) => src.tables.map((t) => ({ name: t.name, source: src.id, description: t.description, columns: [] as unknown[] }))),
+          tables: SOURCES.flatMap((src) => src.tables.map((t) => ({ name: t.name, source: src.id, description: t.description, columns: [] }))),
           sheets: sheets.map((d) => ({ slug: d.slug, table: sqlNameOf(d.slug), columns: d.columns ?? [] })),
-        });
+        } satisfies TablesAnswer);
       },
   },
 ];

@@ -40,6 +40,7 @@ export const ledgerQuery = z.object({
 // Answers.
 export const doneAnswer = z.object({ status: success });
 export const signedInAnswer = z.object({ status: success, email: z.string() });
+export type SignedInAnswer = z.infer<typeof signedInAnswer>;
 export const sessionAnswer = z.object({ status: success, email: z.string(), tier: z.enum(TIER_NAMES), csrf_token: z.string() });
 export type SessionAnswer = z.infer<typeof sessionAnswer>;
 
@@ -83,6 +84,7 @@ export type PaymentRequestItem = z.infer<typeof paymentRequestSchema>;
 export const paymentsAnswer = z.object({ status: success, requests: z.array(paymentRequestSchema), how_it_works: z.string() });
 export type PaymentsAnswer = z.infer<typeof paymentsAnswer>;
 export const paymentAnswer = z.object({ status: success, request: paymentRequestSchema });
+export type PaymentAnswer = z.infer<typeof paymentAnswer>;
 
 const columnSchema = z.object({ name: z.string(), type: z.string() });
 /** The SQL console's table browser: the public tables and the caller's ready sheets. */

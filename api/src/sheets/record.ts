@@ -1,19 +1,8 @@
 /** The sheet record the API shows (DECISIONS §8): `{id, slug, name, status, row_count, columns, created_at, updated_at, error?}`. */
-import { z } from 'zod';
+import type { DatasetRecord } from './record-schema.ts';
 import type { DatasetRow } from './store.ts';
 
-export const datasetRecordSchema = z.object({
-  id: z.uuid(),
-  slug: z.string(),
-  name: z.string(),
-  status: z.enum(['processing', 'ready', 'failed']),
-  row_count: z.number().int().nonnegative().nullable(),
-  columns: z.array(z.object({ name: z.string(), type: z.string() })),
-  created_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-  error: z.string().optional(),
-});
-export type DatasetRecord = z.infer<typeof datasetRecordSchema>;
+export { datasetRecordSchema, type DatasetRecord } from './record-schema.ts';
 
 const iso = (value: Date | string) => new Date(value).toISOString();
 

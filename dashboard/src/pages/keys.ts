@@ -3,20 +3,12 @@
  * Reveal, Copy, Revoke and Replace actions"). One active key per account: creating a key
  * deactivates the previous one, and the page says so before confirming.
  */
+import type { KeyAnswer, KeyItem, KeysAnswer } from '@uda/api/session/schemas';
 import { type Answer, call, messageOf } from '../api.ts';
 import { confirmDialog } from '../dialog.ts';
 import { h, replace, status, table, when } from '../dom.ts';
 import type { PageContext } from '../main.ts';
 import { quickStart } from './quick-start.ts';
-
-interface KeyItem {
-  name: string;
-  prefix: string;
-  status: 'active' | 'deactivated' | 'revoked';
-  last_used_at: string | null;
-  created_at: string;
-  legacy: boolean;
-}
 
 export async function keysPage(ctx: PageContext): Promise<HTMLElement> {
   const feedback = status();
@@ -33,7 +25,7 @@ export async function keysPage(ctx: PageContext): Promise<HTMLElement> {
   };
 
   const refresh = async () => {
-    const answer = await call<{ keys: KeyItem[] }>('/keys');
+    const answer = await call<KeysAnswer>('/keys');
     if (!answer.ok) return feedback.say(messageOf(answer), 'error');
     const keys = answer.body.keys;
     active = keys.find((k) => k.status === 'active');
@@ -53,11 +45,11 @@ export async function keysPage(ctx: PageContext): Promise<HTMLElement> {
 
   /** The full active key, asking for the password when the session is a few minutes old. */
   const reveal = async (): Promise<string | undefined> => {
-    let answer: Answer<{ key: string }> = await call<{ key: string }>('/keys/reveal', { json: {} });
+    let answer: Answer<KeyAnswer> = await call<KeyAnswer>('/keys/reveal', { json: {} });
     if (answer.body.code === 'REAUTH_REQUIRED') {
       const password = await confirmDialog({ title: 'Confirm it is you', body: 'You signed in a while ago. Enter your password to reveal the key.', confirm: 'Confirm', password: true });
       if (password === undefined) return undefined;
-      answer = await call<{ key: string }>('/keys/reveal', { json: { password } });
+      answer = await call<KeyAnswer>('/keys/reveal', { json: { password } });
     }
     if (!answer.ok) {
       feedback.say(messageOf(answer), 'error');
@@ -78,7 +70,7 @@ export async function keysPage(ctx: PageContext): Promise<HTMLElement> {
       });
       if (ok === undefined) return;
     }
-    const answer = await call<{ key: string }>('/keys', { json: { name: nameInput.value } });
+    const answer = await call<KeyAnswer>('/keys', { json: { name: nameInput.value } });
     if (!answer.ok) return feedback.say(messageOf(answer), 'error');
     showKey(answer.body.key, 'Your new key. It is shown in full here once; you can Reveal it again later while it is active.');
     feedback.say('Key created.');
@@ -121,7 +113,7 @@ export async function keysPage(ctx: PageContext): Promise<HTMLElement> {
           confirm: 'Replace key',
         });
         if (ok === undefined) return;
-        const answer = await call<{ key: string }>('/keys/replace', { method: 'POST' });
+        const answer = await call<KeyAnswer>('/keys/replace', { method: 'POST' });
         if (!answer.ok) return feedback.say(messageOf(answer), 'error');
         showKey(answer.body.key, 'Your replacement key. The old key no longer works.');
         feedback.say('Key replaced. The old key no longer works.');

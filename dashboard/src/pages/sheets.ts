@@ -3,29 +3,10 @@
  * Parquet, up to 50 MB), the list with status, rows, columns and errors, replace, delete, and a
  * search preview of GET /api/v1/datasets/{id}/search through the session route.
  */
+import type { SheetCreatedAnswer, SheetListAnswer, SheetQuota, SheetRecord as Sheet, SheetSearchAnswer } from '@uda/api/routes/datasets/schema';
 import { call, messageOf } from '../api.ts';
 import { confirmDialog } from '../dialog.ts';
 import { h, replace, status, table, when } from '../dom.ts';
-
-interface Sheet {
-  id: string;
-  slug: string;
-  name: string;
-  status: 'processing' | 'ready' | 'failed';
-  row_count: number | null;
-  columns: { name: string; type: string }[];
-  created_at: string;
-  updated_at: string;
-  error?: string;
-}
-
-/** The account's sheets quota as GET /api/v1/datasets reports it (DECISIONS §4 "Quotas"). */
-interface SheetQuota {
-  sheets: number;
-  max_sheets: number;
-  bytes: number;
-  max_bytes: number;
-}
 
 export function quotaText(q: SheetQuota): string {
   const mb = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1).replace(/\.0$/, '')} MB`;
@@ -49,14 +30,14 @@ export async function sheetsPage(): Promise<HTMLElement> {
     if (name) form.append('name', name);
     form.append('file', file, file.name);
     feedback.say(`Uploading ${file.name}…`);
-    const answer = await call<{ id: string }>(path, { method, form });
+    const answer = await call<SheetCreatedAnswer>(path, { method, form });
     if (!answer.ok) return feedback.say(messageOf(answer), 'error');
     feedback.say(`Uploaded ${file.name}; processing.`);
     await refresh();
   };
 
   const refresh = async () => {
-    const answer = await call<{ datasets: Sheet[]; quota: SheetQuota }>('/datasets');
+    const answer = await call<SheetListAnswer>('/datasets');
     if (!answer.ok) return feedback.say(messageOf(answer), 'error');
     const sheets = answer.body.datasets;
     replace(quotaArea, quotaText(answer.body.quota));
@@ -125,7 +106,7 @@ export async function sheetsPage(): Promise<HTMLElement> {
   const search = async (event: Event) => {
     event.preventDefault();
     if (!sheetSelect.value) return feedback.say('Upload a sheet and wait until it is ready first.', 'error');
-    const answer = await call<{ rows: Record<string, unknown>[]; row_count: number }>(`/datasets/${encodeURIComponent(sheetSelect.value)}/search?q=${encodeURIComponent(searchText.value)}`);
+    const answer = await call<SheetSearchAnswer>(`/datasets/${encodeURIComponent(sheetSelect.value)}/search?q=${encodeURIComponent(searchText.value)}`);
     if (!answer.ok) return feedback.say(messageOf(answer), 'error');
     const rows = answer.body.rows;
     const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];

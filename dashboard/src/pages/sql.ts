@@ -4,23 +4,14 @@
  * rows, `truncated`, the cost and whether the result was cached; a table browser; and "copy as"
  * snippets with the key left as a placeholder.
  */
+import type { QueryResponseBody as QueryAnswer } from '@uda/api/routes/query/schema';
+import type { TablesAnswer } from '@uda/api/session/schemas';
 import { call, messageOf } from '../api.ts';
 import { h, replace, status, table } from '../dom.ts';
 import { shellQuote } from './quick-start.ts';
 import { formatCell } from './sheets.ts';
 
-interface Tables {
-  tables: { name: string; source: string; description: string }[];
-  sheets: { slug: string; table: string; columns: { name: string; type: string }[] }[];
-}
-
-interface QueryAnswer {
-  row_count: number;
-  rows: Record<string, unknown>[];
-  columns?: { name: string; type: string }[];
-  truncated: boolean;
-  sql_executed: string;
-}
+type Tables = Omit<TablesAnswer, 'status'>;
 
 export async function sqlPage(): Promise<HTMLElement> {
   const feedback = status();

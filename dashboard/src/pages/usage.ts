@@ -4,26 +4,10 @@
  * month's spend per day per source (an SVG chart drawn here, no library), the ledger, and upgrade
  * and top-off requests through the payment adapter.
  */
+import type { LedgerAnswer, PaymentsAnswer } from '@uda/api/session/schemas';
 import type { UsageAnswer as Usage } from '@uda/api/session/usage-schema';
 import { call, messageOf } from '../api.ts';
 import { h, replace, status, table, usd, when } from '../dom.ts';
-
-interface LedgerEntry {
-  kind: 'charge' | 'refund';
-  amount_micro: number;
-  breakdown: { source: string; rows: number; costMicro: number }[];
-  query_id: string | null;
-  created_at: string;
-}
-
-interface PaymentRequest {
-  id: string;
-  kind: 'upgrade' | 'topoff';
-  tier: string | null;
-  amount_micro: number | null;
-  status: string;
-  created_at: string;
-}
 
 const SVG = 'http://www.w3.org/2000/svg';
 const COLOURS = ['#2563eb', '#db2777', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#dc2626', '#4b5563', '#65a30d', '#9333ea'];
@@ -84,7 +68,7 @@ export async function usagePage(): Promise<HTMLElement> {
   let page = 0;
 
   const loadLedger = async () => {
-    const res = await call<{ entries: LedgerEntry[]; has_more: boolean }>(`/ledger?page=${page}`);
+    const res = await call<LedgerAnswer>(`/ledger?page=${page}`);
     if (!res.ok) return feedback.say(messageOf(res), 'error');
     const rows = res.body.entries.map((e) => [
       when(e.created_at),
@@ -105,7 +89,7 @@ export async function usagePage(): Promise<HTMLElement> {
   };
 
   const loadPayments = async () => {
-    const res = await call<{ requests: PaymentRequest[] }>('/payments');
+    const res = await call<PaymentsAnswer>('/payments');
     if (!res.ok) return;
     replace(
       paymentsArea,

@@ -1,6 +1,6 @@
 /** Request and response shapes of the connected-sheet routes (DECISIONS §8, SPEC Resources). */
 import { z } from 'zod';
-import { datasetRecordSchema } from '../../sheets/record.ts';
+import { datasetRecordSchema } from '../../sheets/record-schema.ts';
 
 export const MAX_SEARCH_TEXT = 500;
 
@@ -45,3 +45,10 @@ export const listResponse = z.object({ status: z.literal('success'), datasets: z
 const row = z.record(z.string(), z.unknown());
 export const searchResponse = z.object({ status: z.literal('success'), row_count: z.number().int(), rows: z.array(row) });
 export const queryResponse = searchResponse.extend({ sql_executed: z.string() });
+
+/** The wire types the dashboard's sheets page reads (`@uda/api/routes/datasets/schema`). */
+export type SheetRecord = z.infer<typeof datasetRecordSchema>;
+export type SheetQuota = z.infer<typeof sheetQuotaSchema>;
+export type SheetListAnswer = z.infer<typeof listResponse>;
+export type SheetSearchAnswer = z.infer<typeof searchResponse>;
+export type SheetCreatedAnswer = z.infer<typeof createdResponse>;
