@@ -49,7 +49,7 @@ async function probe(route: RouteDeclaration, read: (req: express.Request) => un
   const answer: RequestHandler = (req, res) => {
     res.json({ input: read(req) });
   };
-  app[route.method](String(route.path), validateInput(route.path, route.doc!)!, answer);
+  app[route.method](route.path, validateInput(route.path, route.doc!)!, answer);
   app.use(errorHandler({ logger: api.services.logger }));
   return listen(app);
 }
@@ -61,6 +61,17 @@ describe('the declaration parses, the handler receives', () => {
     const res = await fetch(`${url}/api/v1/datasets/my-sheet/search?q=rain`);
     expect(await res.json()).toEqual({ input: { id: { id: 'my-sheet' }, query: { q: 'rain' } } });
     expect((await fetch(`${url}/api/v1/datasets/my-sheet/search`)).status).toBe(400);
+  });
+
+  it('public: the lookup route\'s ?limit= arrives as a number, defaulted', async () => {
+    const route = API_ROUTES.find((r) => r.doc?.operationId === 'lookup');
+    if (!route?.doc?.query) throw new Error('no lookup declaration');
+    const query = route.doc.query;
+    const url = await probe(route, (req) => inputOf(req, query));
+    const limitOf = async (search: string) => ((await (await fetch(`${url}/gutenberg/war${search}`)).json()) as { input: { limit: unknown } }).input.limit;
+    expect(await limitOf('?limit=7')).toBe(7);
+    expect(await limitOf('')).toBe(10);
+    expect((await fetch(`${url}/gutenberg/war?limit=51`)).status).toBe(400);
   });
 
   it('session: the ledger page arrives as a clamped number', async () => {

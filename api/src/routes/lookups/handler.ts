@@ -3,13 +3,14 @@
  * the lookup envelope, not a router error), runs the shared core, settles, answers the envelope.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { decodeKeywords, parseLimit } from '../../lookups/input.ts';
+import { decodeKeywords } from '../../lookups/input.ts';
 import { articleLookup, lookup } from '../../lookups/lookup.ts';
 import { settleLookup } from '../../lookups/settle.ts';
 import type { LookupOutcome } from '../../lookups/types.ts';
 import { callerOf } from '../../request-context.ts';
 import type { Services } from '../../services.ts';
-import { lookupEnvelope } from './schema.ts';
+import { inputOf } from '../validate.ts';
+import { lookupEnvelope, lookupQuery } from './schema.ts';
 
 /** `/{source}/{keywords}`: two raw path segments; a trailing slash is tolerated. */
 export const KEYWORD_PATH = /^\/(?!api\/|mcp\/|https?:\/)[^/]+\/[^/]+\/?$/;
@@ -39,7 +40,7 @@ async function answer(services: Services, req: Request, res: Response, outcome: 
 export function keywordLookupHandler(services: Services): RequestHandler {
   return async function keywordLookup(req, res) {
     const [rawSource, rawKeywords] = segments(req);
-    const request = { source: sourceName(rawSource), keywords: decodeKeywords(rawKeywords), limit: parseLimit(req.query.limit) };
+    const request = { source: sourceName(rawSource), keywords: decodeKeywords(rawKeywords), limit: inputOf(req, lookupQuery).limit };
     const outcome = await lookup(services, callerOf(req), request);
     await answer(services, req, res, outcome);
   };

@@ -10,6 +10,8 @@ export const lookupQuery = z.object({
     .regex(/^\d{1,3}$/, LIMIT_MESSAGE)
     .refine((text) => Number(text) >= 1 && Number(text) <= MAX_LIMIT, LIMIT_MESSAGE)
     .optional()
+    // The handler receives the number, defaulted (`inputOf`).
+    .transform((text) => (text === undefined ? DEFAULT_LIMIT : Number(text)))
     .describe(`Results per page, 1 to ${MAX_LIMIT}; default ${DEFAULT_LIMIT}.`),
 });
 
