@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../errors/api-error.ts';
-import { checkKeywords, decodeKeywords, parseLimit } from './input.ts';
+import { lookupQuery } from '../routes/lookups/schema.ts';
+import { checkKeywords, decodeKeywords } from './input.ts';
 
 const rejection = (work: () => unknown): string => {
   try {
@@ -36,15 +37,16 @@ describe('checkKeywords', () => {
   });
 });
 
-describe('parseLimit', () => {
-  it('defaults to 10 and accepts whole numbers from 1 to 50', () => {
-    expect(parseLimit(undefined)).toBe(10);
-    expect(parseLimit('1')).toBe(1);
-    expect(parseLimit('50')).toBe(50);
-    expect(parseLimit(7)).toBe(7);
+describe('?limit= (the lookup routes\' query schema)', () => {
+  const limitOf = (limit: unknown) => lookupQuery.parse(limit === undefined ? {} : { limit }).limit;
+
+  it('defaults to 10 and accepts whole numbers from 1 to 50, as numbers', () => {
+    expect(limitOf(undefined)).toBe(10);
+    expect(limitOf('1')).toBe(1);
+    expect(limitOf('50')).toBe(50);
   });
 
   it('rejects anything else, repeated parameters included', () => {
-    for (const bad of ['0', '51', '', 'x', '2.5', '-3', ['1', '2']]) expect(rejection(() => parseLimit(bad))).toMatch(/from 1 to 50/);
+    for (const bad of ['0', '51', '', 'x', '2.5', '-3', ['1', '2']]) expect(lookupQuery.safeParse({ limit: bad }).error?.issues[0]?.message).toMatch(/from 1 to 50/);
   });
 });

@@ -39,13 +39,3 @@ export function checkKeywords(text: string): string {
   if ([...keywords].length > MAX_KEYWORDS_CHARS) throw invalid(`Keywords must be at most ${MAX_KEYWORDS_CHARS} characters.`);
   return keywords;
 }
-
-/** `?limit=`: absent → 10; otherwise a whole number from 1 to 50. */
-export function parseLimit(value: unknown): number {
-  if (value === undefined) return DEFAULT_LIMIT;
-  const text = typeof value === 'number' ? String(value) : value;
-  if (typeof text !== 'string' || !/^\d{1,3}$/.test(text)) throw invalid(`limit must be a whole number from 1 to ${MAX_LIMIT}.`);
-  const limit = Number(text);
-  if (limit < 1 || limit > MAX_LIMIT) throw invalid(`limit must be a whole number from 1 to ${MAX_LIMIT}.`);
-  return limit;
-}

@@ -3,7 +3,7 @@ import { DEFAULT_LIMIT, MAX_LIMIT } from '../../lookups/input.ts';
 
 const LIMIT_MESSAGE = `limit must be a whole number from 1 to ${MAX_LIMIT}.`;
 
-/** `?limit=` of the lookup routes; `parseLimit` applies the same rule to the MCP tool's argument. */
+/** `?limit=` of the lookup routes: absent → 10; otherwise a whole number from 1 to 50. */
 export const lookupQuery = z.object({
   limit: z
     .string({ error: LIMIT_MESSAGE })
