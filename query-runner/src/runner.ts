@@ -86,9 +86,10 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
   // Our own work (lookups, sheet search) has capacity of its own: user SQL never takes it (DECISIONS §4).
   // At least two lookups per ranking thread run at once, so a thread has the next one while the main
   // thread reads the last one's page: fewer would leave cores idle.
-  const ownWork = createLimiter(Math.max(config.MAX_CONCURRENT_LOOKUPS, 2 * rankThreads), config.MAX_QUEUED_LOOKUPS);
+  const lookupSlots = Math.max(config.MAX_CONCURRENT_LOOKUPS, 2 * rankThreads);
+  const ownWork = createLimiter(lookupSlots, config.MAX_QUEUED_LOOKUPS);
   // Its queue holds at most the lookups the limiter lets run; the bound is a guard.
-  const ranker = rankThreads > 0 ? createRankPool(rankThreads, Math.max(config.MAX_CONCURRENT_LOOKUPS, 2 * rankThreads)) : undefined;
+  const ranker = rankThreads > 0 ? createRankPool(rankThreads, lookupSlots) : undefined;
   const stopping = new AbortController();
   const limits = {
     maxRows: config.QUERY_MAX_ROWS, timeoutMs: config.QUERY_TIMEOUT_MS, maxBytes: config.QUERY_MAX_RESULT_BYTES, maxCellBytes: config.QUERY_MAX_CELL_BYTES,

@@ -67,6 +67,7 @@ interface Thread {
   task: Task | undefined;
 }
 
+const newWorker = () => new Worker(new URL('./rank-worker.ts', import.meta.url));
 const queueFullError = () => unavailableError('Every lookup slot of the query service is taken; retry shortly.', 1);
 const stoppedError = () => unavailableError('The query service is shutting down.', 1);
 
@@ -108,24 +109,29 @@ export function createRankPool(threads: number, maxQueued: number): RankPool {
     dispatch();
   };
 
-  const spawn = (thread?: Thread): Thread => {
-    const worker = new Worker(new URL('./rank-worker.ts', import.meta.url));
-    const t: Thread = thread ?? { worker, holds: new Set(), task: undefined };
-    t.worker = worker;
-    t.holds.clear();
-    worker.on('message', (reply: RankReply) => settle(t, reply));
-    // A thread that died (it should not: the ranking catches its own errors) fails its lookup and is replaced.
+  /**
+   * Follows `thread`'s worker. A worker that stops after it came online (it should not: the ranking
+   * catches its own errors) fails its lookup and is replaced; one that never came online (its code
+   * did not load) is not, and once no thread is left the lookups fail instead of waiting.
+   */
+  const watch = (thread: Thread) => {
+    const { worker } = thread;
+    let online = false;
+    worker.on('online', () => (online = true));
+    worker.on('message', (reply: RankReply) => settle(thread, reply));
+    // The 'exit' that follows an error is what the pool acts on.
     worker.on('error', () => {});
     worker.on('exit', () => {
-      if (t.worker !== worker) return;
-      t.task?.reject(closing ? stoppedError() : new Error('a ranking thread stopped'));
-      t.task = undefined;
-      if (!closing) {
-        spawn(t);
-        dispatch();
-      }
+      thread.task?.reject(closing ? stoppedError() : new Error('a ranking thread stopped'));
+      thread.task = undefined;
+      if (closing) return;
+      if (online) {
+        thread.worker = newWorker();
+        thread.holds.clear();
+        watch(thread);
+      } else pool.splice(pool.indexOf(thread), 1);
+      dispatch();
     });
-    return t;
   };
 
   const send = (thread: Thread, task: Task) => {
@@ -139,6 +145,7 @@ export function createRankPool(threads: number, maxQueued: number): RankPool {
   };
 
   function dispatch(): void {
+    if (pool.length === 0) for (const task of queue.splice(0)) task.reject(new Error('no ranking thread could start'));
     for (const thread of pool) {
       if (thread.task) continue;
       let task = queue.shift();
@@ -152,7 +159,11 @@ export function createRankPool(threads: number, maxQueued: number): RankPool {
     }
   }
 
-  for (let i = 0; i < threads; i++) pool.push(spawn());
+  for (let i = 0; i < threads; i++) {
+    const thread: Thread = { worker: newWorker(), holds: new Set(), task: undefined };
+    pool.push(thread);
+    watch(thread);
+  }
 
   return {
     threads,
@@ -163,6 +174,7 @@ export function createRankPool(threads: number, maxQueued: number): RankPool {
       const index = indexes.get(source);
       if (!index) return Promise.reject(unavailableError(`The ${source} source has no search index in the current data version.`));
       if (closing) return Promise.reject(stoppedError());
+      if (pool.length === 0) return Promise.reject(new Error('no ranking thread could start'));
       if (queue.length >= maxQueued) return Promise.reject(queueFullError());
       return new Promise<PageRanking>((resolve, reject) => {
         queue.push({ id: nextTask++, key: keyOf(indexes, index), index, keywords, limit, deadline, resolve, reject });
