@@ -50,6 +50,9 @@ export const runnerConfigSchema = z.object({
     .default(4)
     .describe('Lookups and sheet searches run at once, on capacity of their own that user SQL cannot take (DECISIONS §4 Fair shares)'),
   MAX_QUEUED_LOOKUPS: int(0, 10_000).default(256).describe('Lookups and sheet searches waiting for their capacity before QUERY_BACKEND_UNAVAILABLE (Retry-After 1)'),
+  RANK_THREADS: optional(int(0, 256)).describe(
+    'Threads ranking stored lookups over the shared in-memory index; unset: the cores given (os.availableParallelism()); 0: on the main thread',
+  ),
   DUCKDB_MEMORY_LIMIT: z.string().default('1GB').describe('DuckDB memory_limit of the sandbox'),
   DUCKDB_THREADS: int(1, 256).default(2).describe('DuckDB threads of the sandbox'),
   DUCKDB_MAX_TEMP_SIZE: z.string().default('2GB').describe('DuckDB max_temp_directory_size of the sandbox'),

@@ -4,6 +4,7 @@
  */
 import { once } from 'node:events';
 import { mkdir, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -17,6 +18,7 @@ import { createRedisCoordination } from './coordination-redis.ts';
 import { DatabaseManager } from './database-manager.ts';
 import { createApp, metricsHandler } from './http/routes.ts';
 import { createLimiter } from './limiter.ts';
+import { createRankPool, type RankPool } from './lookups/rank-pool.ts';
 import { runLookup } from './lookups/run-lookup.ts';
 import { openSearchIndexes } from './lookups/search-index.ts';
 import { searchSheet } from './sheets/search.ts';
@@ -38,6 +40,8 @@ export interface StartedRunner {
   readonly metricsUrl: string;
   readonly databases: DatabaseManager;
   readonly pool: QueryPool;
+  /** The ranking threads of stored lookups; absent with RANK_THREADS=0. */
+  readonly ranker: RankPool | undefined;
   /** Stops accepting, lets running queries finish for `graceMs`, interrupts the rest, closes all. */
   shutdown(graceMs: number): Promise<void>;
 }
@@ -78,8 +82,14 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
     metrics.running.set(limiter.running);
     metrics.queued.set(limiter.queued);
   });
+  const rankThreads = config.RANK_THREADS ?? availableParallelism();
   // Our own work (lookups, sheet search) has capacity of its own: user SQL never takes it (DECISIONS §4).
-  const ownWork = createLimiter(config.MAX_CONCURRENT_LOOKUPS, config.MAX_QUEUED_LOOKUPS);
+  // At least two lookups per ranking thread run at once, so a thread has the next one while the main
+  // thread reads the last one's page: fewer would leave cores idle.
+  const lookupSlots = Math.max(config.MAX_CONCURRENT_LOOKUPS, 2 * rankThreads);
+  const ownWork = createLimiter(lookupSlots, config.MAX_QUEUED_LOOKUPS);
+  // Its queue holds at most the lookups the limiter lets run; the bound is a guard.
+  const ranker = rankThreads > 0 ? createRankPool(rankThreads, lookupSlots) : undefined;
   const stopping = new AbortController();
   const limits = {
     maxRows: config.QUERY_MAX_ROWS, timeoutMs: config.QUERY_TIMEOUT_MS, maxBytes: config.QUERY_MAX_RESULT_BYTES, maxCellBytes: config.QUERY_MAX_CELL_BYTES,
@@ -96,7 +106,7 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
   });
   let accepting = true;
   const separateMetrics = config.RUNNER_METRICS_PORT !== undefined;
-  const lookup = (request: LookupRequest) => runLookup({ databases, limiter: ownWork, timeoutMs: limits.timeoutMs }, request);
+  const lookup = (request: LookupRequest) => runLookup({ databases, limiter: ownWork, timeoutMs: limits.timeoutMs, ranker }, request);
   const sheetSearch = (request: SheetSearchRequest) =>
     searchSheet({ store, databases, limiter: ownWork, sandboxLimits, scratchDir, timeoutMs: limits.timeoutMs }, request);
   const app = createApp({
@@ -116,6 +126,7 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
     metricsUrl: `${urlOf(metricsServer ?? server, config.RUNNER_HOST)}/metrics`,
     databases,
     pool,
+    ranker,
     async shutdown(graceMs) {
       accepting = false;
       const closed = close(server);
@@ -127,6 +138,7 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
       if (metricsServer) await close(metricsServer);
       await pool.close();
       await databases.stop();
+      await ranker?.close();
       await coordination.close();
       parser.close();
       writer.close();

@@ -1,7 +1,8 @@
 /**
  * The lookups' in-memory search index and page store belong to one database version, loaded
  * before the version is swapped in: lookups keep answering while a new version is swapped in, and
- * the old version's index is dropped (its page files closed) once its last lookup ends.
+ * the old version's index is dropped (its page files closed, the ranking threads' references to its
+ * shared arrays let go) once its last lookup ends.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startExportedRunner, type ExportedRunner } from '../../test/exported-runner.ts';
@@ -68,6 +69,8 @@ describe('the search index across a database version swap', () => {
     expect(failures).toEqual([]);
     await until(() => before.index.isClosed);
     expect(currentIndex(databases).index.isClosed).toBe(false);
+    // The ranking threads let go of the old version's shared arrays: only the new gutenberg index is held.
+    expect(served.runner.ranker?.heldIndexes).toBe(1);
     const { results } = await served.ok('gutenberg', 'the art of war');
     expect(results[0]!.title).toBe('The Art of War');
   });

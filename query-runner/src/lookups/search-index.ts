@@ -17,6 +17,7 @@
  *   documents, for the exact and prefix tiers ("Strawberries, raw" is `strawberri raw`).
  * The exporter writes terms and titles as written; the stems are computed here, when the version is
  * opened. About 9 bytes per posting plus the titles' and stems' bytes: `indexBytes` reports it per source.
+ * Every array is on a SharedArrayBuffer, so the ranking threads (`rank-pool.ts`) read the one copy.
  */
 import { dirname } from 'node:path';
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBResult } from '@duckdb/node-api';
@@ -53,6 +54,7 @@ const RESOURCE = 'search-index';
 export class SearchIndexes implements VersionResource {
   private readonly sources: Map<StoredLookupSource, SourceIndex>;
   private readonly pageStores: Map<StoredLookupSource, PageStore>;
+  private readonly closeListeners: (() => void)[] = [];
 
   constructor(sources: Map<StoredLookupSource, SourceIndex>, pageStores: Map<StoredLookupSource, PageStore>) {
     this.sources = sources;
@@ -79,9 +81,16 @@ export class SearchIndexes implements VersionResource {
     return this.sources.size === 0;
   }
 
+  /** Calls `listener` when the version is closed: the ranking threads drop their references to its arrays then. */
+  onClose(listener: () => void): void {
+    if (this.isClosed) listener();
+    else this.closeListeners.push(listener);
+  }
+
   /** Drops the arrays, so they are freed once the version's last lookup has returned, and closes the page files. */
   close(): void {
     this.sources.clear();
+    for (const listener of this.closeListeners.splice(0)) listener();
     for (const store of this.pageStores.values()) void closePageStore(store);
     this.pageStores.clear();
   }
@@ -140,10 +149,10 @@ async function loadTerms(connection: DuckDBConnection, postings: string): Promis
  */
 async function loadPostings(connection: DuckDBConnection, postings: string, postingEnds: Uint32Array, documents: number) {
   const total = postingEnds.at(-1) ?? 0;
-  const postingDocs = new Int32Array(total);
-  const postingTf = new Float32Array(total);
-  const postingPrimary = new Uint8Array(total);
-  const norms = new Float64Array(documents + 1);
+  const postingDocs = new Int32Array(new SharedArrayBuffer(total * 4));
+  const postingTf = new Float32Array(new SharedArrayBuffer(total * 4));
+  const postingPrimary = new Uint8Array(new SharedArrayBuffer(total));
+  const norms = new Float64Array(new SharedArrayBuffer((documents + 1) * 8));
   let p = 0;
   let t = 0;
   await eachChunk(await connection.stream(`SELECT doc, tf, in_primary, norm FROM ${postings}`), (chunk, rows) => {
@@ -231,7 +240,30 @@ export async function loadSourceIndex(connection: DuckDBConnection, source: Stor
   const { terms, postingEnds } = await loadTerms(connection, searchTable(source, 'postings'));
   const postings = await loadPostings(connection, searchTable(source, 'postings'), postingEnds, documents);
   const idTerms = await loadIdTerms(connection, source, terms);
-  return { documents, terms, postingEnds, ...postings, idTerms, ...buildStems(terms), ...(await loadTitles(connection, searchTable(source, 'titles'))) };
+  const { stems, stemEnds, stemTerms } = buildStems(terms);
+  const { titles, titleDocs } = await loadTitles(connection, searchTable(source, 'titles'));
+  return {
+    documents, terms: sharedTexts(terms), postingEnds: shared(postingEnds), ...postings, idTerms: shared(idTerms),
+    stems: sharedTexts(stems), stemEnds: shared(stemEnds), stemTerms: shared(stemTerms), titles: sharedTexts(titles), titleDocs: shared(titleDocs),
+  };
+}
+
+type IndexArray = Int32Array | Uint32Array | Uint8Array;
+
+/**
+ * `array` copied onto a SharedArrayBuffer. The smaller arrays are built as usual and copied once
+ * (a transient copy of a few MB); the postings, most of the index, are allocated shared.
+ */
+function shared<T extends IndexArray>(array: T): T {
+  const copy = new (array.constructor as new (buffer: SharedArrayBuffer) => T)(new SharedArrayBuffer(array.byteLength));
+  copy.set(array);
+  return copy;
+}
+
+function sharedTexts(texts: SortedTexts): SortedTexts {
+  const bytes = Buffer.from(new SharedArrayBuffer(texts.bytes.length));
+  texts.bytes.copy(bytes);
+  return { bytes, ends: shared(texts.ends) };
 }
 
 /**

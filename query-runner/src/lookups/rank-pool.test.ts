@@ -1,0 +1,83 @@
+/**
+ * Ranking in threads (`rank-pool.ts`) answers exactly what ranking on the calling thread answers:
+ * the same total and the same page, for the judged queries of every kind (typos, splits, plurals,
+ * dropped words) and for seeded words of the index's own terms, each also with a letter changed
+ * (a typo) and joined to the next (a split), all sent at once so the threads rank concurrently. A
+ * lookup out of time in a thread still fails with QUERY_TIMEOUT. (A closed version's arrays are
+ * dropped by the threads: `search-index.swap.test.ts`.)
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { STORED_SOURCES } from '@uda/shared/runner-contract';
+import { startExportedRunner, type ExportedRunner } from '../../test/exported-runner.ts';
+import type { OpenDatabase } from '../database-manager.ts';
+import { createRankPool, type RankPool } from './rank-pool.ts';
+import { JUDGEMENTS } from './relevance.judgments.ts';
+import { lookupOn } from './run-lookup.ts';
+import { searchIndexesOf } from './search-index.ts';
+import { textAt, textCount } from './sorted-texts.ts';
+import type { StoredLookupSource } from './stored-sql.ts';
+
+const SEEDED_PER_SOURCE = 40;
+/** Generous: the CI machine is shared and often loaded; no timing is asserted. */
+const TIMEOUT_MS = 60_000;
+
+let served: ExportedRunner;
+let database: OpenDatabase;
+let release: () => void;
+let ranker: RankPool;
+
+beforeAll(async () => {
+  served = await startExportedRunner('rank-pool');
+  const lease = served.runner.databases.lease()!;
+  database = lease.database;
+  release = lease.release;
+  ranker = createRankPool(2, 10_000);
+});
+
+afterAll(async () => {
+  await ranker.close();
+  release();
+  await served.stop();
+});
+
+/** mulberry32, so the seeded queries repeat. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Words of the index's own terms, each as it is, with a letter changed, and joined to the next. */
+function seededQueries(source: StoredLookupSource): string[] {
+  const terms = searchIndexesOf(database)!.get(source)!.terms;
+  const random = seeded(source.length * 7919 + 17);
+  const term = () => textAt(terms, Math.floor(random() * textCount(terms)));
+  const typo = (word: string) => (word.length < 4 ? word : `${word.slice(0, 2)}${word[3]}${word[2]}${word.slice(4)}`);
+  return Array.from({ length: SEEDED_PER_SOURCE }, (_, i) => {
+    const [a, b] = [term(), term()];
+    return [a, `${a} ${b}`, typo(a), `${a}${b}`, `${typo(a)} ${b}`][i % 5]!;
+  });
+}
+
+const queriesOf = (source: StoredLookupSource) => [...(JUDGEMENTS[source as keyof typeof JUDGEMENTS]?.queries.map((q) => q.keywords) ?? []), ...seededQueries(source)];
+
+describe('ranking in threads', () => {
+  it('answers the same total and page as ranking on the calling thread, for every kind of query', async () => {
+    const cases = STORED_SOURCES.flatMap((source) => queriesOf(source).map((keywords) => ({ source, keywords, limit: 10 })));
+    expect(cases.length).toBeGreaterThan(STORED_SOURCES.length * SEEDED_PER_SOURCE);
+    const here = await Promise.all(cases.map((request) => lookupOn(database, request, TIMEOUT_MS)));
+    const inThreads = await Promise.all(cases.map((request) => lookupOn(database, request, TIMEOUT_MS, ranker)));
+    inThreads.forEach((answer, i) => expect({ ...cases[i], ...answer }).toEqual({ ...cases[i], ...here[i] }));
+  });
+
+  it('a lookup out of time fails with QUERY_TIMEOUT, and the next one answers', async () => {
+    await expect(lookupOn(database, { source: 'gutenberg', keywords: 'the', limit: 10 }, 0, ranker)).rejects.toMatchObject({ code: 'QUERY_TIMEOUT' });
+    const { results } = await lookupOn(database, { source: 'gutenberg', keywords: 'the art of war', limit: 5 }, TIMEOUT_MS, ranker);
+    expect(results[0]!.title).toBe('The Art of War');
+  });
+
+});
