@@ -9,18 +9,7 @@ import { keysPage } from './pages/keys.ts';
 import { sheetsPage } from './pages/sheets.ts';
 import { sqlPage } from './pages/sql.ts';
 import { usagePage } from './pages/usage.ts';
-
-interface SessionInfo {
-  email: string;
-  tier: string;
-  csrf_token: string;
-}
-
-export interface PageContext {
-  session: SessionInfo;
-  /** Set right after sign-up: the first page shows the quick start. */
-  welcome: boolean;
-}
+import type { PageContext, SessionInfo } from './page-context.ts';
 
 const PAGES: Record<string, { title: string; render: (ctx: PageContext) => Promise<HTMLElement> }> = {
   keys: { title: 'API keys', render: keysPage },

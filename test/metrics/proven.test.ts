@@ -8,9 +8,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { Metrics } from '../../api/src/metrics.ts';
-import { outcomeRegistry } from '../../exporter/src/metrics.ts';
-import { createMetrics } from '../../query-runner/src/metrics.ts';
+import { Metrics } from '@uda/api/metrics';
+import { outcomeRegistry } from '@uda/exporter/metrics';
+import { createMetrics } from '@uda/query-runner/metrics';
 
 const repo = resolve(import.meta.dirname, '..', '..');
 

@@ -6,7 +6,7 @@
 import { type Answer, call, messageOf } from '../api.ts';
 import { confirmDialog } from '../dialog.ts';
 import { h, replace, status, table, when } from '../dom.ts';
-import type { PageContext } from '../main.ts';
+import type { PageContext } from '../page-context.ts';
 import { quickStart } from './quick-start.ts';
 
 interface KeyItem {
