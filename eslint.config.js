@@ -43,6 +43,16 @@ export default tseslint.config(
   },
   packageBoundaries,
   {
+    // One route never imports another's module: what two routes share lives outside routes/ (api/src/sql/settle.ts).
+    files: ['api/src/routes/*/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^\\.\\./[^./][^/]*/', message: 'Move what two routes share into a module outside routes/ (e.g. api/src/sql/).' }] },
+      ],
+    },
+  },
+  {
     // The dashboard runs in the browser (DECISIONS §10).
     files: ['dashboard/src/**'],
     languageOptions: { globals: { ...globals.browser } },
