@@ -57,7 +57,7 @@ function names(registry: Registry): string[] {
 
 /**
  * prom-client's default process metrics are prom-client's to prove; the scrape test
- * (test/k8s/scrape-services.test.ts) sees them on the running services. Only those are left out.
+ * (scripts/k8s/scrape-services.test.ts) sees them on the running services. Only those are left out.
  */
 function defaultMetricNames(): Set<string> {
   const registry = new Registry();
