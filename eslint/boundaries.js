@@ -1,4 +1,4 @@
-// Local lint rules for the repository's package boundaries (issue 27). eslint-plugin-import-x's
+// Local lint rules for the repository's package boundaries. eslint-plugin-import-x's
 // no-cycle skips `import type` edges, and a type-only cycle is still a cycle between modules, so the
 // import graph here is read with TypeScript's own pre-processor and every edge counts.
 import fs from 'node:fs';
