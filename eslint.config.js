@@ -1,30 +1,20 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
-
-const WORKSPACES = ['shared', 'exporter', 'query-runner', 'api'];
+import { CODE_FOLDERS, boundaries } from './eslint/boundaries.js';
 
 /**
- * STYLE: workspaces depend on `shared/`, never on each other's internals. A file in one workspace
- * reaches another only through its package name and `exports` (`@uda/shared/catalog`), never by a
- * relative path into it.
+ * STYLE: every code folder (the workspaces, and `scripts`, `load-tests`, `test`) reaches another
+ * only through a declared package export (`@uda/shared/catalog` listed in shared/package.json
+ * `exports`), never by a relative path out of its own folder; and no module graph has a cycle,
+ * type-only imports included. The rules are local (eslint/boundaries.js): import-x's no-cycle
+ * ignores `import type` edges.
  */
-const workspaceBoundaries = WORKSPACES.map((workspace) => ({
-  files: [`${workspace}/**/*.ts`],
-  rules: {
-    'no-restricted-imports': [
-      'error',
-      {
-        patterns: [
-          {
-            regex: `^(\\.\\./)+(${WORKSPACES.filter((w) => w !== workspace).join('|')})/`,
-            message: 'Import another workspace through its package name and `exports` (e.g. @uda/shared/catalog), not by a relative path.',
-          },
-        ],
-      },
-    ],
-  },
-}));
+const packageBoundaries = {
+  files: CODE_FOLDERS.map((folder) => `${folder}/**/*.{ts,js,mjs}`),
+  plugins: { boundaries },
+  rules: { 'boundaries/workspace-imports': 'error', 'boundaries/no-cycle': 'error' },
+};
 
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/.data/**', 'coverage/**', 'k8s/**', 'charts/**', 'api/test/generated/**', 'dashboard/dist/**', 'test-output/**'] },
@@ -51,19 +41,29 @@ export default tseslint.config(
       ],
     },
   },
-  ...workspaceBoundaries,
+  packageBoundaries,
+  {
+    // One route never imports another's module: what two routes share lives outside routes/ (api/src/sql/settle.ts).
+    files: ['api/src/routes/*/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^\\.\\./[^./][^/]*/', message: 'Move what two routes share into a module outside routes/ (e.g. api/src/sql/).' }] },
+      ],
+    },
+  },
   {
     // The dashboard runs in the browser (DECISIONS §10).
     files: ['dashboard/src/**'],
     languageOptions: { globals: { ...globals.browser } },
   },
   {
-    files: ['**/config.ts', '**/main.ts', 'scripts/**', '**/*.test.ts', '**/test/**', '**/bench/**'],
+    files: ['**/config.ts', '**/main.ts', 'scripts/**', '**/*.test.ts', '**/test/**', 'test-support/**', '**/bench/**'],
     rules: { 'no-restricted-properties': 'off' },
   },
   {
     // Tool entry points that jest loads by default export.
-    files: ['*.config.js', 'test/support/global-*.ts'],
+    files: ['*.config.js', 'test-support/src/global-*.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {

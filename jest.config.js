@@ -3,7 +3,7 @@
 /** @type {import('jest').Config} */
 export default {
   testEnvironment: 'node',
-  testMatch: ['<rootDir>/{shared,exporter,query-runner,api,scripts,load-tests}/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
+  testMatch: ['<rootDir>/{shared,exporter,query-runner,api,scripts,load-tests,test-support}/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/.data/'],
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
@@ -15,8 +15,8 @@ export default {
       },
     ],
   },
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  globalSetup: '<rootDir>/test-support/src/global-setup.ts',
+  globalTeardown: '<rootDir>/test-support/src/global-teardown.ts',
   testTimeout: 60_000,
   // Tests that start servers must close them; this makes a leak visible instead of hanging CI.
   forceExit: false,

@@ -4,7 +4,7 @@
  * refund of a cut delivery is written). Everything started is stopped, whatever happens.
  */
 import { loadavg } from 'node:os';
-import { onServer } from '../api/bench/support.ts';
+import { onServer } from '@uda/api/bench/support';
 import { startAbuse } from './abuse.ts';
 import { createAccounts, type LoadAccount } from './accounts.ts';
 import type { LoadConfig } from './config.ts';

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Redis } from 'ioredis';
-import { onServer } from '../api/bench/support.ts';
+import { onServer } from '@uda/api/bench/support';
 import { childEnv, type LoadConfig } from './config.ts';
 
 const ROOT = join(import.meta.dirname, '..');

@@ -18,10 +18,10 @@ export const CONFIG_DOC = join(ROOT, 'docs', 'configuration.md');
 /** Loaded lazily: each workspace's config module is imported only when the docs are built. */
 export async function configSections(): Promise<ConfigSection[]> {
   const [{ apiEnv, adminCliEnv, migrateEnv }, { runnerConfigSchema }, { exporterConfigSchema }, { sheetsWorkerConfigSchema }] = await Promise.all([
-    import('../api/src/config.ts'),
-    import('../query-runner/src/config.ts'),
-    import('../exporter/src/config.ts'),
-    import('../exporter/src/sheets/config.ts'),
+    import('@uda/api/config'),
+    import('@uda/query-runner/config'),
+    import('@uda/exporter/config'),
+    import('@uda/exporter/sheets/config'),
   ]);
   return [
     { id: 'api', schema: apiEnv },

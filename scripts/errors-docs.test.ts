@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from '@jest/globals';
 import { parseConfig } from '@uda/shared/config';
-import { ERROR_CATALOG } from '../api/src/errors/catalog.ts';
-import { ErrorCode } from '../api/src/errors/codes.ts';
-import { parseApiConfig } from '../api/src/config.ts';
-import { DEFAULT_LIMITS } from '../api/src/limits.ts';
-import { exporterConfigSchema } from '../exporter/src/config.ts';
-import { runnerConfigSchema } from '../query-runner/src/config.ts';
+import { ERROR_CATALOG } from '@uda/api/errors/catalog';
+import { ErrorCode } from '@uda/api/errors/codes';
+import { parseApiConfig } from '@uda/api/config';
+import { DEFAULT_LIMITS } from '@uda/api/limits';
+import { exporterConfigSchema } from '@uda/exporter/config';
+import { runnerConfigSchema } from '@uda/query-runner/config';
 import { ERRORS_FILE, renderErrorCatalog } from './errors-docs.ts';
 
 describe('docs/errors.md', () => {

@@ -4,8 +4,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ERROR_CATALOG } from '../api/src/errors/catalog.ts';
-import { ErrorCode, STATUS } from '../api/src/errors/codes.ts';
+import { ERROR_CATALOG } from '@uda/api/errors/catalog';
+import { ErrorCode, STATUS } from '@uda/api/errors/codes';
 
 export const ERRORS_FILE = join(import.meta.dirname, '..', 'docs', 'errors.md');
 

@@ -12,7 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { launchChromium } from '../test/support/browser.ts';
+import { launchChromium } from '@uda/test-support/browser';
 
 const ROOT = join(import.meta.dirname, '..');
 let dataDir: string | undefined;

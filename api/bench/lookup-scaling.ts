@@ -12,8 +12,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { RUNNER_AUTH, TEST_RUNNER_TOKEN } from '@uda/query-runner/test-support/harness';
-import { TEST_REDIS_URL, uniquePrefix } from '../test/support/harness.ts';
+import { RUNNER_AUTH, TEST_RUNNER_TOKEN } from '@uda/test-support/runner-harness';
+import { TEST_REDIS_URL, uniquePrefix } from '@uda/test-support/api-harness';
 import { runNode, startNode, stopNode } from '../test/support/spawn.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { onServer } from './support.ts';
 import { startFakeWikipedia } from '../test/fakes/wikipedia.ts';
-import { RUNNER_AUTH } from '@uda/query-runner/test-support/harness';
+import { RUNNER_AUTH } from '@uda/test-support/runner-harness';
 import { startStoredRunner } from '../test/support/stored-runner.ts';
 import { lookupScalingCurve } from './lookup-scaling.ts';
 

@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3Store } from '@uda/shared/object-store';
 import { RESULT_ENVELOPE_TYPE } from '@uda/shared/runner-contract';
-import { RUNNER_AUTH, startChild, waitReady } from '@uda/query-runner/test-support/harness';
+import { RUNNER_AUTH, startChild, waitReady } from '@uda/test-support/runner-harness';
 import { type BenchBlob, BLOB_NAMES, benchDatabase, bigFile, createBenchDatabase, publish, spawnJson } from './sql-fixtures.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 2_000_000);

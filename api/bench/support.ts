@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import knexModule from 'knex';
-import { TEST_RUNNER_TOKEN } from '@uda/query-runner/test-support/harness';
+import { TEST_RUNNER_TOKEN } from '@uda/test-support/runner-harness';
 import { type ApiConfig, parseApiConfig } from '../src/config.ts';
 
 export function benchApiConfig(databaseUrl: string, redisUrl: string, extra: Record<string, string> = {}): ApiConfig {

@@ -3,21 +3,13 @@
  * Plain TypeScript and the DOM; every piece of user text goes in as a text node.
  */
 import './style.css';
-import type { SessionAnswer } from '@uda/api/session/schemas';
 import { call, messageOf, setCsrfToken } from './api.ts';
 import { h, replace, status } from './dom.ts';
 import { keysPage } from './pages/keys.ts';
 import { sheetsPage } from './pages/sheets.ts';
 import { sqlPage } from './pages/sql.ts';
 import { usagePage } from './pages/usage.ts';
-
-type SessionInfo = Omit<SessionAnswer, 'status'>;
-
-export interface PageContext {
-  session: SessionInfo;
-  /** Set right after sign-up: the first page shows the quick start. */
-  welcome: boolean;
-}
+import type { PageContext, SessionInfo } from './page-context.ts';
 
 const PAGES: Record<string, { title: string; render: (ctx: PageContext) => Promise<HTMLElement> }> = {
   keys: { title: 'API keys', render: keysPage },

@@ -14,7 +14,7 @@ import { allTables, SOURCES } from '@uda/shared/catalog';
 import { createLogger } from '@uda/shared/logger';
 import { MANIFEST_KEY, manifestSchema, type Manifest } from '@uda/shared/manifest';
 import type { ObjectStore } from '@uda/shared/object-store';
-import { createTestBucket, rawS3Client, type TestBucket } from '../../test/support/s3.ts';
+import { createTestBucket, rawS3Client, type TestBucket } from '@uda/test-support/s3';
 import { runExport, type ExportJobOptions } from './job.ts';
 import { pwcTables } from './ingest/pwc.ts';
 

@@ -21,8 +21,8 @@ import { capRows, execute } from '../src/execute.ts';
 import { createResultWriter } from '../src/result-writer.ts';
 import { openSandbox } from '../src/sandbox.ts';
 import { createQueryPool } from '../src/workers/pool.ts';
-import { publishDatabase } from '../test/fixtures.ts';
-import { postQuery, startChild, waitReady } from '../test/harness.ts';
+import { publishDatabase } from '@uda/test-support/runner-fixtures';
+import { postQuery, startChild, waitReady } from '@uda/test-support/runner-harness';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 5_000_000);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);

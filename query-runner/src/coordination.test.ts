@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { type AddressInfo, createServer } from 'node:net';
 import type { ResultMeta } from '@uda/shared/runner-contract';
-import { redisPrefix } from '../test/harness.ts';
+import { redisPrefix } from '@uda/test-support/runner-harness';
 import type { Coordination } from './coordination.ts';
 import { MAX_RESULTS, createMemoryCoordination } from './coordination-memory.ts';
 import { createRedisCoordination } from './coordination-redis.ts';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { OUT_OF_MEMORY_MESSAGE } from '@uda/shared/duckdb';
-import { buildFixtureDb } from '../test/fixtures.ts';
+import { buildFixtureDb } from '@uda/test-support/runner-fixtures';
 import { RunnerError } from './errors.ts';
 import { capRows, execute } from './execute.ts';
 import type { ExecutionLimits } from './execute.ts';

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, it, expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createTestBucket } from '../../test/support/s3.ts';
-import type { TestBucket } from '../../test/support/s3.ts';
-import { buildFixtureDb, publishDatabase, tempPath } from '../test/fixtures.ts';
-import { postQuery, redisPrefix, runnerEnv, startInProcess, waitReady } from '../test/harness.ts';
+import { createTestBucket } from '@uda/test-support/s3';
+import type { TestBucket } from '@uda/test-support/s3';
+import { buildFixtureDb, publishDatabase, tempPath } from '@uda/test-support/runner-fixtures';
+import { postQuery, redisPrefix, runnerEnv, startInProcess, waitReady } from '@uda/test-support/runner-harness';
 import type { StartedRunner } from './runner.ts';
 
 let bucket: TestBucket;

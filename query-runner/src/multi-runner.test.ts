@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, it, expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { queryResponseSchema } from '@uda/shared/runner-contract';
-import { createTestBucket } from '../../test/support/s3.ts';
-import type { TestBucket } from '../../test/support/s3.ts';
-import { buildFixtureDb, publishDatabase, tempPath } from '../test/fixtures.ts';
-import { counterValue, postQuery, redisPrefix, runnerEnv, startChild, waitReady } from '../test/harness.ts';
-import type { ChildRunner } from '../test/harness.ts';
+import { createTestBucket } from '@uda/test-support/s3';
+import type { TestBucket } from '@uda/test-support/s3';
+import { buildFixtureDb, publishDatabase, tempPath } from '@uda/test-support/runner-fixtures';
+import { counterValue, postQuery, redisPrefix, runnerEnv, startChild, waitReady } from '@uda/test-support/runner-harness';
+import type { ChildRunner } from '@uda/test-support/runner-harness';
 
 let bucket: TestBucket;
 const dbPath = tempPath('service.db');

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { LocalFolderStore } from '@uda/shared/object-store';
 import type { ResultMeta } from '@uda/shared/runner-contract';
-import { writeParquet } from '../test/fixtures.ts';
+import { writeParquet } from '@uda/test-support/runner-fixtures';
 import { ResultStore, resultKey } from './result-store.ts';
 import { createResultWriter, type ResultWriter } from './result-writer.ts';
 

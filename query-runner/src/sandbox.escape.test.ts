@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { allowedFunctionNames, allowedTableFunctionNames, createSqlParser, validateSql } from '@uda/shared/sql';
 import type { SqlParser } from '@uda/shared/sql';
-import { buildFixtureDb, writeParquet } from '../test/fixtures.ts';
+import { buildFixtureDb, writeParquet } from '@uda/test-support/runner-fixtures';
 import { openSandbox, openSheetSandbox } from './sandbox.ts';
 
 type Layer = 'validator' | 'sandbox';

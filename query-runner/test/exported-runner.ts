@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { lookupResponseSchema, type LookupResponse } from '@uda/shared/runner-contract';
-import { RUNNER_AUTH, redisPrefix, startInProcess } from './harness.ts';
+import { RUNNER_AUTH, redisPrefix, startInProcess } from '@uda/test-support/runner-harness';
 import type { StartedRunner } from '../src/runner.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');

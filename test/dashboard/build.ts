@@ -4,7 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { NODE_BIN } from '../../api/test/support/harness.ts';
+import { NODE_BIN } from '@uda/test-support/api-harness';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 

@@ -10,11 +10,11 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { BrowserContext, Page } from 'playwright-core';
-import type { SheetsWorker } from '../../exporter/src/sheets/worker.ts';
-import { startTestSheetsWorker } from '../../api/src/sheets/test/env.ts';
-import type { TestApi } from '../../api/test/support/harness.ts';
-import { type Stack, openStack } from '../../api/test/support/sql-stack.ts';
-import { launchChromium } from '../support/browser.ts';
+import type { SheetsWorker } from '@uda/exporter/sheets/worker';
+import { startTestSheetsWorker } from '@uda/test-support/sheets-env';
+import type { TestApi } from '@uda/test-support/api-harness';
+import { type Stack, openStack } from '@uda/test-support/sql-stack';
+import { launchChromium } from '@uda/test-support/browser';
 import { buildDashboard } from './build.ts';
 
 const SHOTS = join(process.cwd(), 'test-output', 'screenshots');

@@ -10,11 +10,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { Registry } from 'prom-client';
-import { Metrics } from '../../api/src/metrics.ts';
-import { outcomeRegistry } from '../../exporter/src/metrics.ts';
-import { createMetrics } from '../../query-runner/src/metrics.ts';
-import { parseExposition } from '../support/metrics.ts';
-import { chartDir, inContract, metricNamesIn, metricsContract, repo, run, tools } from './support.ts';
+import { Metrics } from '@uda/api/metrics';
+import { outcomeRegistry } from '@uda/exporter/metrics';
+import { createMetrics } from '@uda/query-runner/metrics';
+import { parseExposition } from '@uda/test-support/metrics';
+import { chartDir, inContract, metricNamesIn, metricsContract, repo, run, tools } from '@uda/test-support/k8s';
 
 const rulesFile = join(chartDir, 'files', 'alerts.rules.yaml');
 const testsFile = join(chartDir, 'tests', 'alerts.test.yaml');

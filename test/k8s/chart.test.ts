@@ -9,8 +9,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMap, parse, parseDocument } from 'yaml';
 import type { Pair, YAMLMap } from 'yaml';
-import { chartDir, helmTemplate, parseObjects, productionValues, run, tools, validateObject } from './support.ts';
-import type { K8sObject } from './support.ts';
+import { chartDir, helmTemplate, parseObjects, productionValues, run, tools, validateObject } from '@uda/test-support/k8s';
+import type { K8sObject } from '@uda/test-support/k8s';
 
 interface Container {
   name: string;

@@ -6,7 +6,7 @@
 import { describe, it, expect } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chartDir, inContract, metricNamesIn, metricsContract } from './support.ts';
+import { chartDir, inContract, metricNamesIn, metricsContract } from '@uda/test-support/k8s';
 
 interface Panel {
   title: string;

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { parseObjects, repo, run, tools, validateObject } from './support.ts';
+import { parseObjects, repo, run, tools, validateObject } from '@uda/test-support/k8s';
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {

@@ -8,9 +8,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { Metrics } from '../../api/src/metrics.ts';
-import { outcomeRegistry } from '../../exporter/src/metrics.ts';
-import { createMetrics } from '../../query-runner/src/metrics.ts';
+import { Metrics } from '@uda/api/metrics';
+import { outcomeRegistry } from '@uda/exporter/metrics';
+import { createMetrics } from '@uda/query-runner/metrics';
 
 const repo = resolve(import.meta.dirname, '..', '..');
 
@@ -57,7 +57,7 @@ function names(registry: Registry): string[] {
 
 /**
  * prom-client's default process metrics are prom-client's to prove; the scrape test
- * (test/k8s/scrape-services.test.ts) sees them on the running services. Only those are left out.
+ * (scripts/k8s/scrape-services.test.ts) sees them on the running services. Only those are left out.
  */
 function defaultMetricNames(): Set<string> {
   const registry = new Registry();

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
-import { type TestContext, openTestContext } from '../../test/support/harness.ts';
+import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { runNode } from '../../test/support/spawn.ts';
 import { AccountStore } from './store.ts';
 

@@ -7,7 +7,7 @@ import type { Logger } from '@uda/shared/logger';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { formatUsd } from '../money.ts';
-import type { BalanceReadout, Payer } from './billing.ts';
+import type { BalanceReadout, Payer } from './types.ts';
 import type { LeaseBook } from './leases.ts';
 import type { Buckets, Wallet } from './wallet.ts';
 

@@ -4,7 +4,7 @@
  * balance, the buckets plus the lease's unspent credit.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type TestContext, openTestContext } from '../../test/support/harness.ts';
+import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { testRoutes } from '../../test/support/test-routes.ts';
 import { buildAdminApp } from '../admin/app.ts';
 import { formatUsd, usdNumber } from '../money.ts';

@@ -5,7 +5,7 @@
  * SIGKILLed under load loses no money and gives none away once another pod's reconciler settles.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type TestContext, TEST_REDIS_URL, openTestContext, uniquePrefix } from '../../test/support/harness.ts';
+import { type TestContext, TEST_REDIS_URL, openTestContext, uniquePrefix } from '@uda/test-support/api-harness';
 import { startNode, stopNode } from '../../test/support/spawn.ts';
 import { testRoutes } from '../../test/support/test-routes.ts';
 import { join } from 'node:path';

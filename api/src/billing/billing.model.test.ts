@@ -14,7 +14,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { type TestContext, openTestContext, uniquePrefix } from '../../test/support/harness.ts';
+import { type TestContext, openTestContext, uniquePrefix } from '@uda/test-support/api-harness';
 import { AccountStore } from '../accounts/store.ts';
 import { showAccount } from '../admin/app.ts';
 import { ApiError } from '../errors/api-error.ts';

@@ -5,7 +5,7 @@
  * Real PostgreSQL, Redis, S3, DuckDB runner and exporter.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ledgerOf, netCharged, openStack, type Stack } from '../../test/support/sql-stack.ts';
+import { ledgerOf, netCharged, openStack, type Stack } from '@uda/test-support/sql-stack';
 import { queryIdOf } from '../sql/query-id.ts';
 import { Manifests } from '../sql/export-version.ts';
 

@@ -3,7 +3,7 @@
  * schedules against both delivery trackers (in-process, and Redis with its Lua steps).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type TestContext, openTestContext, uniquePrefix } from '../../test/support/harness.ts';
+import { type TestContext, openTestContext, uniquePrefix } from '@uda/test-support/api-harness';
 import { PARTIAL_REFUNDS_PER_DAY, bytesToStand, coveredBytes, mergeSpans } from './bytes-delivered.ts';
 import { type DeliveryTracker, MemoryDeliveryTracker } from './deliveries.ts';
 import { RedisDeliveryTracker } from './deliveries-redis.ts';

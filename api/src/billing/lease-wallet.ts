@@ -9,7 +9,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import type { Metrics } from '../metrics.ts';
 import { type Balances, insufficientCredit } from './balances.ts';
-import type { ChargeSpec, Payer, Settlement } from './billing.ts';
+import type { ChargeSpec, Payer, Settlement } from './types.ts';
 import { type LeaseBook, leaseSize, spendPerSecond } from './leases.ts';
 import type { Ledger } from './ledger.ts';
 import { type PendingWrites, countCharge } from './pending-writes.ts';

@@ -18,14 +18,9 @@ import { type AccountRow, type AccountStore, AccountNotFound, accountFromRow } f
 import { periodOf, splitCharge } from '../money.ts';
 import { type WindowSpec, refundKey, windowChargeKey } from './charge-keys.ts';
 import { MONTHLY_GRANT_MICRO_USD } from './prices.ts';
-import type { Buckets } from './wallet.ts';
+import type { BreakdownItem, Buckets } from './types.ts';
 
-export interface BreakdownItem {
-  readonly source: string;
-  readonly rows: number;
-  readonly costPerRowMicro: number;
-  readonly costMicro: number;
-}
+export type { BreakdownItem } from './types.ts';
 
 export interface ChargeRequest {
   readonly accountId: string;

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll } from '@jest/globals';
 import { describeMeteredRoute } from '../../test/support/metered-route-tests.ts';
-import { type TestContext, openTestContext } from '../../test/support/harness.ts';
+import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { testRoutes } from '../../test/support/test-routes.ts';
 
 let ctx: TestContext;

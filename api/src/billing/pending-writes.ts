@@ -4,7 +4,7 @@
  */
 import type { Logger } from '@uda/shared/logger';
 import type { Metrics } from '../metrics.ts';
-import type { ChargeSpec, Payer } from './billing.ts';
+import type { ChargeSpec, Payer } from './types.ts';
 
 export class PendingWrites {
   readonly #logger: Logger | undefined;

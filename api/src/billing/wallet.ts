@@ -13,7 +13,9 @@
  * - The wallet also keeps the account's bucket balance as PostgreSQL last reported it, with its
  *   version, so a spend answers the exact remaining balance in the same step.
  */
-import type { BreakdownItem } from './ledger.ts';
+import type { BreakdownItem, Buckets } from './types.ts';
+
+export type { Buckets } from './types.ts';
 
 /** One lookup's charge, spent from a wallet and written to the ledger by a flush. */
 export interface ChargeRecord {
@@ -27,12 +29,6 @@ export interface ChargeRecord {
 export interface PendingCharge extends ChargeRecord {
   readonly accountId: string;
   readonly leaseId: string;
-}
-
-/** The account's buckets in PostgreSQL (grant + top-off) and the row's `balance_version`. */
-export interface Buckets {
-  readonly micro: number;
-  readonly version: number;
 }
 
 export type SpendResult =

@@ -10,7 +10,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import type { Metrics } from '../metrics.ts';
 import { type Balances, insufficientCredit } from './balances.ts';
-import type { ChargeSpec, Delivery, Payer, Settlement, WindowOptions } from './billing.ts';
+import type { ChargeSpec, Delivery, Payer, Settlement, WindowOptions } from './types.ts';
 import type { ByteSpan } from './bytes-delivered.ts';
 import { type WindowSpec, sqlQueryPrefix, windowChargeKey } from './charge-keys.ts';
 import type { DeliveryTracker } from './deliveries.ts';

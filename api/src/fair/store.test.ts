@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { TEST_REDIS_URL, uniquePrefix } from '../../test/support/harness.ts';
+import { TEST_REDIS_URL, uniquePrefix } from '@uda/test-support/api-harness';
 import { type FairStore, MemoryFairStore } from './store.ts';
 import { RedisFairStore } from './store-redis.ts';
 

@@ -9,7 +9,7 @@
  *   account's entries on every pod. The TTL is only the safety net for a lost message; while the
  *   announcements can't reach this pod, entries older than `fallbackTtlMs` are not trusted.
  */
-import type { ResolvedKey } from './store.ts';
+import type { ResolvedKey } from './resolved-key.ts';
 
 export interface KeyCacheOptions {
   /** Entries per map (verified keys; unknown keys). */

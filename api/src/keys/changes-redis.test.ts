@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { TEST_REDIS_URL, uniquePrefix } from '../../test/support/harness.ts';
+import { TEST_REDIS_URL, uniquePrefix } from '@uda/test-support/api-harness';
 import { freePort } from '../../test/support/spawn.ts';
 import { createRedisClient } from '../limiter/redis.ts';
 import { RedisKeyChanges } from './changes-redis.ts';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TEST_ENCRYPTION_KEY, TEST_PEPPER, TEST_REDIS_URL, type TestContext, openTestContext, uniquePrefix } from '../../test/support/harness.ts';
+import { TEST_ENCRYPTION_KEY, TEST_PEPPER, TEST_REDIS_URL, type TestContext, openTestContext, uniquePrefix } from '@uda/test-support/api-harness';
 import { startNode, stopNode } from '../../test/support/spawn.ts';
 
 let ctx: TestContext;

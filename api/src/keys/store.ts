@@ -3,9 +3,9 @@
  * a key deactivates the previous one in the same transaction.
  */
 import { randomUUID } from 'node:crypto';
-import type { Tier } from '@uda/shared/catalog';
 import type { Db } from '../db/index.ts';
 import { KeyCache, type KeyCacheOptions } from './cache.ts';
+import type { ResolvedKey } from './resolved-key.ts';
 import { type KeyChanges, LocalKeyChanges } from './changes.ts';
 import { type KeyCrypto, displayPrefix, generateKey, isLegacyKey, looksLikeKey } from './crypto.ts';
 
@@ -20,12 +20,7 @@ export interface KeyListItem {
   legacy: boolean;
 }
 
-export interface ResolvedKey {
-  keyId: string;
-  accountId: string;
-  tier: Tier;
-  legacy: boolean;
-}
+export type { ResolvedKey } from './resolved-key.ts';
 
 /** last_used_at is coarse: at most one write per key and minute, across pods (the SQL guard). */
 const TOUCH_INTERVAL_MS = 60_000;

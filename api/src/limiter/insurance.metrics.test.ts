@@ -5,9 +5,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type TestContext, openTestContext } from '../../test/support/harness.ts';
+import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { freePort } from '../../test/support/spawn.ts';
-import { reader, settledValue } from '../../../test/support/metrics.ts';
+import { reader, settledValue } from '@uda/test-support/metrics';
 
 let ctx: TestContext;
 let redis: ChildProcess;

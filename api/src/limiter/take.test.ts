@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { TEST_REDIS_URL, uniquePrefix } from '../../test/support/harness.ts';
+import { TEST_REDIS_URL, uniquePrefix } from '@uda/test-support/api-harness';
 import { freePort } from '../../test/support/spawn.ts';
 import { MemoryLimiterBackend } from './memory.ts';
 import { RedisLimiterBackend, createRedisClient } from './redis.ts';

@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestBucket, type TestBucket } from '../../../test/support/s3.ts';
+import { createTestBucket, type TestBucket } from '@uda/test-support/s3';
 import { Metrics } from '../metrics.ts';
-import { reader } from '../../../test/support/metrics.ts';
+import { reader } from '@uda/test-support/metrics';
 import { ObjectCache } from './object-cache.ts';
 import { sendObject, type SendOutcome } from './send-object.ts';
 

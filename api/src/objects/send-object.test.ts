@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestBucket, type TestBucket } from '../../../test/support/s3.ts';
+import { createTestBucket, type TestBucket } from '@uda/test-support/s3';
 import { sendObject, type SendOutcome } from './send-object.ts';
 
 let bucket: TestBucket;

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type LiveFakes, startLiveFakes } from '../../test/support/live-fakes.ts';
 import { ContractChecker } from '../../test/support/openapi-contract.ts';
-import { openStack, type Stack } from '../../test/support/sql-stack.ts';
-import type { TestApi } from '../../test/support/harness.ts';
+import { openStack, type Stack } from '@uda/test-support/sql-stack';
+import type { TestApi } from '@uda/test-support/api-harness';
 
 let stack: Stack;
 let fakes: LiveFakes;

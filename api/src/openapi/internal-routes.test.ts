@@ -9,10 +9,10 @@ import type express from 'express';
 import type { Router } from 'express';
 import { buildAdminApp } from '../admin/app.ts';
 import { ADMIN_ROUTES } from '../admin/routes.ts';
-import { OPENAPI_FILE } from '../../../scripts/openapi.ts';
+import { OPENAPI_FILE } from './render.ts';
 import type { RouteDeclaration } from '../routes/types.ts';
 import { SESSION_ROUTES, sessionRouter } from '../session/routes.ts';
-import { type TestApi, type TestContext, openTestContext } from '../../test/support/harness.ts';
+import { type TestApi, type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { buildOpenApiDocument } from './document.ts';
 
 let ctx: TestContext;

@@ -7,10 +7,10 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { Express } from 'express';
-import { OPENAPI_FILE, renderOpenApi } from '../../../scripts/openapi.ts';
+import { OPENAPI_FILE, renderOpenApi } from './render.ts';
 import { buildApp } from '../app.ts';
 import { API_ROUTES, openApiDocument } from '../routes/index.ts';
-import { type TestContext, openTestContext } from '../../test/support/harness.ts';
+import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
 
 type Doc = { paths: Record<string, Record<string, { security?: Record<string, string[]>[]; responses: Record<string, unknown> }>> };
 const doc = () => openApiDocument() as Doc;

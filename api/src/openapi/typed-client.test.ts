@@ -5,9 +5,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { OPENAPI_TYPES_FILE, renderOpenApiTypes } from '../../../scripts/openapi.ts';
+import { OPENAPI_TYPES_FILE, renderOpenApiTypes } from './render.ts';
 import type { paths } from '../../test/generated/openapi-types.ts';
-import { type TestContext, openTestContext } from '../../test/support/harness.ts';
+import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
 
 type JsonOf<P extends keyof paths, M extends 'get' | 'post', S extends number> = paths[P][M] extends {
   responses: { [K in S]: { content: { 'application/json': infer B } } };

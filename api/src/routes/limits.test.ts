@@ -10,7 +10,7 @@ import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from '@jest/globals';
 import { ErrorCode } from '../errors/codes.ts';
 import { utcDay } from '../quota.ts';
-import type { TestApi } from '../../test/support/harness.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
 import { useStoredStack } from '../../test/support/stacks.ts';
 import { API_ROUTES } from './index.ts';
 import type { RouteDeclaration } from './types.ts';

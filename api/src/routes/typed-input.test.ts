@@ -11,7 +11,7 @@ import { ADMIN_ROUTES } from '../admin/routes.ts';
 import { buildAdminApp } from '../admin/app.ts';
 import { errorHandler } from '../errors/handler.ts';
 import { SESSION_ROUTES } from '../session/routes.ts';
-import { type TestApi, type TestContext, openTestContext } from '../../test/support/harness.ts';
+import { type TestApi, type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { API_ROUTES } from './index.ts';
 import type { RouteDeclaration } from './types.ts';
 import { inputOf, validateInput } from './validate.ts';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { StaticRunnerPool } from './pool.ts';
-import { TEST_RUNNER_TOKEN } from '@uda/query-runner/test-support/harness';
+import { TEST_RUNNER_TOKEN } from '@uda/test-support/runner-harness';
 import { RunnerError } from '@uda/shared/runner-contract';
 import { RunnerClient, rowsOf } from './client.ts';
 

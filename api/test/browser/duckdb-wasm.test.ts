@@ -18,10 +18,10 @@ import {
   type RecordingProxy,
   startDuckDbWasmPages,
   startRecordingProxy,
-} from '../../../test/support/duckdb-wasm.ts';
+} from '@uda/test-support/duckdb-wasm';
 import { MAX_HEADER_BYTES } from '../../src/server.ts';
-import type { TestApi } from '../support/harness.ts';
-import { netCharged, openStack, type Stack } from '../support/sql-stack.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
+import { netCharged, openStack, type Stack } from '@uda/test-support/sql-stack';
 
 /** What the README shows; `{base}`, `{key}` and `{sql}` (URL-encoded) are filled in per test. */
 export const SNIPPETS = {

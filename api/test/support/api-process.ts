@@ -7,7 +7,7 @@ import { buildApp } from '../../src/app.ts';
 import { DEFAULT_LIMITS } from '../../src/limits.ts';
 import { listen } from '../../src/server.ts';
 import { buildServices } from '../../src/services.ts';
-import { testConfig } from './harness.ts';
+import { testConfig } from '@uda/test-support/api-harness';
 import { testRoutes } from './test-routes.ts';
 
 const config = testConfig({ DATABASE_URL: process.env.DATABASE_URL ?? '', REDIS_KEY_PREFIX: process.env.REDIS_KEY_PREFIX ?? '' });

@@ -6,7 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RouteDef } from '../../src/routes/types.ts';
 import type { Services } from '../../src/services.ts';
-import type { TestContext } from './harness.ts';
+import type { TestContext } from '@uda/test-support/api-harness';
 
 export interface MeteredRouteSpec {
   name: string;

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { NODE_BIN } from './harness.ts';
+import { NODE_BIN } from '@uda/test-support/api-harness';
 
 /** Runs a .ts script with Node 24 to completion and returns its stdout. */
 export function runNode(script: string, args: string[], env: Record<string, string> = {}): Promise<string> {

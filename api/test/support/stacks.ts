@@ -3,7 +3,7 @@
  * a fresh API context plus the live fakes, or plus a runner on a real export.
  */
 import { afterAll, beforeAll } from '@jest/globals';
-import { type TestContext, openTestContext } from './harness.ts';
+import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { type LiveFakes, startLiveFakes } from './live-fakes.ts';
 import { type StoredRunner, startStoredRunner } from './stored-runner.ts';
 

@@ -6,8 +6,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TEST_RUNNER_TOKEN } from '@uda/query-runner/test-support/harness';
-import { TEST_REDIS_URL, uniquePrefix } from './harness.ts';
+import { TEST_RUNNER_TOKEN } from '@uda/test-support/runner-harness';
+import { TEST_REDIS_URL, uniquePrefix } from '@uda/test-support/api-harness';
 import { runNode, startNode, stopNode } from './spawn.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');

@@ -7,7 +7,7 @@ import type { KeyAnswer, KeyItem, KeysAnswer } from '@uda/api/session/schemas';
 import { type Answer, call, messageOf } from '../api.ts';
 import { confirmDialog } from '../dialog.ts';
 import { h, replace, status, table, when } from '../dom.ts';
-import type { PageContext } from '../main.ts';
+import type { PageContext } from '../page-context.ts';
 import { quickStart } from './quick-start.ts';
 
 export async function keysPage(ctx: PageContext): Promise<HTMLElement> {

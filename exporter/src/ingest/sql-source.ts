@@ -4,7 +4,9 @@
  * memory for the ingest tests. A failed read becomes the input's own `file:line` error.
  */
 import { DuckDBInstance, DuckDBTypeId, type DuckDBConnection } from '@duckdb/node-api';
-import type { InputError, Row, TableSpec } from './table-spec.ts';
+import type { Row, SqlSource, TableSpec } from './table-spec.ts';
+
+export type { SqlSource } from './table-spec.ts';
 
 /** A rule over a record, written in SQL. */
 export interface RowCheck {
@@ -49,15 +51,6 @@ export async function firstBreaking(
   );
   const found = reader.getRowObjects()[0];
   return found ? { record: Number(found.n), reason: String(found.reason) } : undefined;
-}
-
-export interface SqlSource {
-  /** Checks what the SQL cannot (a CSV's header names), then gives the SELECT of the table's rows. */
-  select(): Promise<string>;
-  /** The failure located in the input (`file:line: reason`), or undefined when the input is not at fault. */
-  inputError(connection: DuckDBConnection, error: unknown): Promise<InputError | undefined>;
-  /** About how many rows the input holds, for the progress line. */
-  estimatedRows(): Promise<number | undefined>;
 }
 
 /** A table read by DuckDB: `rows()` is the same SELECT, for tests and small callers. */

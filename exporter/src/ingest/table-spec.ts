@@ -2,7 +2,7 @@
  * What every ingest module hands to the builder: a typed table and a stream of its rows.
  * Row values are plain JSON values; DuckDB casts them to the declared column types on load.
  */
-import type { SqlSource } from './sql-source.ts';
+import type { DuckDBConnection } from '@duckdb/node-api';
 
 export type Row = Record<string, unknown>;
 
@@ -32,4 +32,14 @@ export class InputError extends Error {
     this.file = file;
     this.line = line;
   }
+}
+
+/** An input DuckDB reads itself; `sql-source.ts` builds these. */
+export interface SqlSource {
+  /** Checks what the SQL cannot (a CSV's header names), then gives the SELECT of the table's rows. */
+  select(): Promise<string>;
+  /** The failure located in the input (`file:line: reason`), or undefined when the input is not at fault. */
+  inputError(connection: DuckDBConnection, error: unknown): Promise<InputError | undefined>;
+  /** About how many rows the input holds, for the progress line. */
+  estimatedRows(): Promise<number | undefined>;
 }

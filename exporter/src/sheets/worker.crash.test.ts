@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import { createTestBucket, type TestBucket } from '../../../test/support/s3.ts';
+import { createTestBucket, type TestBucket } from '@uda/test-support/s3';
 import { startSheetsWorker } from './worker.ts';
 import { createSheet, createTestDatabase, sheetRow, type DatasetRecord, type TestDatabase } from './test/db.ts';
 

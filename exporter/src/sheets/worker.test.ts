@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createTestBucket, type TestBucket } from '../../../test/support/s3.ts';
+import { createTestBucket, type TestBucket } from '@uda/test-support/s3';
 import { giveUpMessage, claimJob } from './queue.ts';
 import { NOT_UTF8_MESSAGE } from './encoding.ts';
 import { processJob, runOnce, type SheetsWorkerDeps, type SheetsWorkerSettings } from './worker.ts';

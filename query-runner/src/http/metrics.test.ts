@@ -7,10 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { createTestBucket, type TestBucket } from '../../../test/support/s3.ts';
-import { reader, settledValue } from '../../../test/support/metrics.ts';
-import { buildFixtureDb, publishDatabase, tempPath } from '../../test/fixtures.ts';
-import { postQuery, redisPrefix, runnerEnv, startInProcess, waitReady } from '../../test/harness.ts';
+import { createTestBucket, type TestBucket } from '@uda/test-support/s3';
+import { reader, settledValue } from '@uda/test-support/metrics';
+import { buildFixtureDb, publishDatabase, tempPath } from '@uda/test-support/runner-fixtures';
+import { postQuery, redisPrefix, runnerEnv, startInProcess, waitReady } from '@uda/test-support/runner-harness';
 import { createRedisCoordination } from '../coordination-redis.ts';
 import { SANDBOX_REFUSAL_MESSAGE } from '../errors.ts';
 import type { StartedRunner } from '../runner.ts';

@@ -7,10 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { queryResponseSchema, queryResultHeadSchema, RESULT_ENVELOPE_TYPE, runnerErrorSchema } from '@uda/shared/runner-contract';
-import { createTestBucket } from '../../../test/support/s3.ts';
-import type { TestBucket } from '../../../test/support/s3.ts';
-import { buildFixtureDb, publishDatabase, tempPath, writeParquet } from '../../test/fixtures.ts';
-import { RUNNER_AUTH, counterValue, postQuery, redisPrefix, runnerEnv, startInProcess, waitReady } from '../../test/harness.ts';
+import { createTestBucket } from '@uda/test-support/s3';
+import type { TestBucket } from '@uda/test-support/s3';
+import { buildFixtureDb, publishDatabase, tempPath, writeParquet } from '@uda/test-support/runner-fixtures';
+import { RUNNER_AUTH, counterValue, postQuery, redisPrefix, runnerEnv, startInProcess, waitReady } from '@uda/test-support/runner-harness';
 import { createRedisCoordination } from '../coordination-redis.ts';
 import type { StartedRunner } from '../runner.ts';
 

@@ -4,9 +4,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createTestBucket, type TestBucket } from '../../../test/support/s3.ts';
-import { buildFixtureDb, publishDatabase, tempPath } from '../../test/fixtures.ts';
-import { RUNNER_AUTH, TEST_RUNNER_TOKEN, redisPrefix, runnerEnv, startInProcess, waitReady } from '../../test/harness.ts';
+import { createTestBucket, type TestBucket } from '@uda/test-support/s3';
+import { buildFixtureDb, publishDatabase, tempPath } from '@uda/test-support/runner-fixtures';
+import { RUNNER_AUTH, TEST_RUNNER_TOKEN, redisPrefix, runnerEnv, startInProcess, waitReady } from '@uda/test-support/runner-harness';
 import type { StartedRunner } from '../runner.ts';
 
 let bucket: TestBucket;

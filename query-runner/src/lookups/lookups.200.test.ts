@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { LookupResponse } from '@uda/shared/runner-contract';
 import { startExportedRunner, type ExportedRunner } from '../../test/exported-runner.ts';
-import { postQuery } from '../../test/harness.ts';
+import { postQuery } from '@uda/test-support/runner-harness';
 
 let served: ExportedRunner;
 

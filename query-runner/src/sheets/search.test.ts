@@ -4,9 +4,9 @@
  * the stored lookups' forgiveness over its text columns (stems, typos), contained text first.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestBucket, type TestBucket } from '../../../test/support/s3.ts';
-import { buildFixtureDb, publishDatabase, tempPath, writeParquet } from '../../test/fixtures.ts';
-import { RUNNER_AUTH, redisPrefix, runnerEnv, startInProcess } from '../../test/harness.ts';
+import { createTestBucket, type TestBucket } from '@uda/test-support/s3';
+import { buildFixtureDb, publishDatabase, tempPath, writeParquet } from '@uda/test-support/runner-fixtures';
+import { RUNNER_AUTH, redisPrefix, runnerEnv, startInProcess } from '@uda/test-support/runner-harness';
 import type { StartedRunner } from '../runner.ts';
 import { likePattern } from './search.ts';
 

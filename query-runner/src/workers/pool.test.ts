@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@uda/shared/logger';
-import { buildFixtureDb } from '../../test/fixtures.ts';
+import { buildFixtureDb } from '@uda/test-support/runner-fixtures';
 import { createQueryPool } from './pool.ts';
 import type { QueryPool } from './pool.ts';
 

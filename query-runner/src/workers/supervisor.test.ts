@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger } from '@uda/shared/logger';
-import { buildFixtureDb } from '../../test/fixtures.ts';
+import { buildFixtureDb } from '@uda/test-support/runner-fixtures';
 import { RunnerError } from '../errors.ts';
 import { type SupervisorOptions, createWorkerSupervisor } from './supervisor.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestBucket, type TestBucket } from '../../../test/support/s3.ts';
+import { createTestBucket, type TestBucket } from '@uda/test-support/s3';
 import { LocalFolderStore } from './local.ts';
 import type { ObjectStore } from './types.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type TestContext, openTestContext } from '../../../test/support/harness.ts';
+import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { testRoutes } from '../../../test/support/test-routes.ts';
 
 let ctx: TestContext;

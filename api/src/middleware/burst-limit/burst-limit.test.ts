@@ -10,7 +10,7 @@ import {
   type TestContext,
   openTestContext,
   uniquePrefix,
-} from '../../../test/support/harness.ts';
+} from '@uda/test-support/api-harness';
 import { freePort, startNode, stopNode } from '../../../test/support/spawn.ts';
 
 let ctx: TestContext;

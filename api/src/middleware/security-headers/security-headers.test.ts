@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import express, { type RequestHandler } from 'express';
 import helmet from 'helmet';
-import { type TestContext, openTestContext } from '../../../test/support/harness.ts';
+import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { listen } from '../../server.ts';
 import { SECURITY_HEADERS, securityHeaders } from './index.ts';
 

@@ -4,10 +4,10 @@
  * child process and the sheets worker in-process.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { writeParquet, tempPath } from '@uda/query-runner/test-support/fixtures';
+import { writeParquet, tempPath } from '@uda/test-support/runner-fixtures';
 import { readFile } from 'node:fs/promises';
-import type { TestApi } from '../../../test/support/harness.ts';
-import { type SheetEnv, openSheetEnv } from '../../sheets/test/env.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
+import { type SheetEnv, openSheetEnv } from '@uda/test-support/sheets-env';
 import { form, ingest, json, query, search, settled, upload } from '../../sheets/test/client.ts';
 
 let env: SheetEnv;

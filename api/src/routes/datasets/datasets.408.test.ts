@@ -5,10 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { tempPath, writeParquet } from '@uda/query-runner/test-support/fixtures';
-import type { TestApi } from '../../../test/support/harness.ts';
+import { tempPath, writeParquet } from '@uda/test-support/runner-fixtures';
+import type { TestApi } from '@uda/test-support/api-harness';
 import { search } from '../../sheets/test/client.ts';
-import { type SheetEnv, openSheetEnv } from '../../sheets/test/env.ts';
+import { type SheetEnv, openSheetEnv } from '@uda/test-support/sheets-env';
 
 let env: SheetEnv;
 let api: TestApi;

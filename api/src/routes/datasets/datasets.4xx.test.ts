@@ -5,11 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
-import { tempPath, writeParquet } from '@uda/query-runner/test-support/fixtures';
+import { tempPath, writeParquet } from '@uda/test-support/runner-fixtures';
 import { SHEET_QUOTAS } from '../../accounts/quotas.ts';
-import type { TestApi } from '../../../test/support/harness.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
 import { form, ingest, json, query, search, upload } from '../../sheets/test/client.ts';
-import { type SheetEnv, openSheetEnv } from '../../sheets/test/env.ts';
+import { type SheetEnv, openSheetEnv } from '@uda/test-support/sheets-env';
 
 let env: SheetEnv;
 let api: TestApi;

@@ -3,8 +3,8 @@
  * billed (DECISIONS §3: connected-sheet rows cost nothing), and a query of the sheet alone is free.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { TestApi } from '../../../test/support/harness.ts';
-import { type SheetEnv, openSheetEnv } from '../../sheets/test/env.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
+import { type SheetEnv, openSheetEnv } from '@uda/test-support/sheets-env';
 import { ingest } from '../../sheets/test/client.ts';
 
 let env: SheetEnv;

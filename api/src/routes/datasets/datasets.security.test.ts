@@ -6,10 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ApiError } from '../../errors/api-error.ts';
-import type { TestApi } from '../../../test/support/harness.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
 import { resolveDatasets } from '../../sheets/resolve.ts';
 import { form, ingest, json } from '../../sheets/test/client.ts';
-import { type SheetEnv, openSheetEnv } from '../../sheets/test/env.ts';
+import { type SheetEnv, openSheetEnv } from '@uda/test-support/sheets-env';
 
 let env: SheetEnv;
 let api: TestApi;

@@ -6,8 +6,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { launchChromium } from '../../../../test/support/browser.ts';
-import { type TestContext, openTestContext } from '../../../test/support/harness.ts';
+import { launchChromium } from '@uda/test-support/browser';
+import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
 
 let ctx: TestContext;
 beforeAll(async () => {

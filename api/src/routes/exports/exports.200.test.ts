@@ -6,7 +6,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { curl, readParquetOverHttp } from '../../../test/support/http-clients.ts';
-import { buildExport, ledgerOf, netCharged, openStack, type Stack } from '../../../test/support/sql-stack.ts';
+import { buildExport, ledgerOf, netCharged, openStack, type Stack } from '@uda/test-support/sql-stack';
 import { Manifests } from '../../sql/export-version.ts';
 
 let stack: Stack;

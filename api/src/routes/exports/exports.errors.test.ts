@@ -3,7 +3,7 @@
  * kept, and the 401 / 402 / 429 of a metered key-required route. None is charged.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ledgerOf, netCharged, openStack, type Stack } from '../../../test/support/sql-stack.ts';
+import { ledgerOf, netCharged, openStack, type Stack } from '@uda/test-support/sql-stack';
 
 let stack: Stack;
 beforeAll(async () => {

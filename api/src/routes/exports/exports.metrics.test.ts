@@ -6,8 +6,8 @@
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ledgerOf, openStack, type Stack } from '../../../test/support/sql-stack.ts';
-import { reader, settledValue } from '../../../../test/support/metrics.ts';
+import { ledgerOf, openStack, type Stack } from '@uda/test-support/sql-stack';
+import { reader, settledValue } from '@uda/test-support/metrics';
 
 let stack: Stack;
 beforeAll(async () => {

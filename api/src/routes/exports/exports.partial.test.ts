@@ -5,8 +5,8 @@
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type Stack, ledgerOf, netCharged, openStack } from '../../../test/support/sql-stack.ts';
-import type { TestApi } from '../../../test/support/harness.ts';
+import { type Stack, ledgerOf, netCharged, openStack } from '@uda/test-support/sql-stack';
+import type { TestApi } from '@uda/test-support/api-harness';
 
 let stack: Stack;
 beforeAll(async () => {

@@ -17,7 +17,7 @@ import { ErrorCode } from '../../errors/codes.ts';
 import { consumeDailyCap, dailyCapRemaining } from '../../middleware/daily-cap/index.ts';
 import { sendObject, wouldSendBody } from '../../objects/send-object.ts';
 import type { Services } from '../../services.ts';
-import { sqlCallerOf } from '../query/settle.ts';
+import { sqlCallerOf } from '../../sql/settle.ts';
 import { inputOf } from '../validate.ts';
 import { resolveExport, type ResolvedExport } from './resolve.ts';
 import { exportPath, exportQuery } from './schema.ts';

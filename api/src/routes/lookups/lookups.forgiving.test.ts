@@ -5,7 +5,7 @@
  * per company; and forgiveness never letting a stop word match everything.
  */
 import { describe, expect, it } from '@jest/globals';
-import type { TestApi } from '../../../test/support/harness.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
 import { useStoredStack } from '../../../test/support/stacks.ts';
 
 const stack = useStoredStack();

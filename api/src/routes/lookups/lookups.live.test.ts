@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import type { CommonMode } from '../../../test/fakes/upstream.ts';
-import type { TestApi } from '../../../test/support/harness.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
 import { lookupEnvelope } from './schema.ts';
 import { useLiveStack } from '../../../test/support/stacks.ts';
 

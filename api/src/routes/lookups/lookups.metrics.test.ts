@@ -7,11 +7,11 @@
  * `uda_rate_limit_rejections_total{kind}` by one per 429.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type TestContext, openTestContext } from '../../../test/support/harness.ts';
+import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { type LiveFakes, startLiveFakes } from '../../../test/support/live-fakes.ts';
 import { freePort } from '../../../test/support/spawn.ts';
 import { type StoredRunner, startStoredRunner } from '../../../test/support/stored-runner.ts';
-import { reader, settledValue } from '../../../../test/support/metrics.ts';
+import { reader, settledValue } from '@uda/test-support/metrics';
 
 let ctx: TestContext;
 let fakes: LiveFakes;

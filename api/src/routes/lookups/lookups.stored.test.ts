@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
-import type { TestApi } from '../../../test/support/harness.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
 import { lookupEnvelope } from './schema.ts';
 import { useStoredStack } from '../../../test/support/stacks.ts';
 import { freePort } from '../../../test/support/spawn.ts';

@@ -8,7 +8,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { TestApi } from '../../../test/support/harness.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
 import { useStoredStack } from '../../../test/support/stacks.ts';
 import { MAX_BATCH_CALLS } from './batch.ts';
 

@@ -6,10 +6,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { TestApi } from '../../../test/support/harness.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
 import { freePort } from '../../../test/support/spawn.ts';
 import { useLiveStack } from '../../../test/support/stacks.ts';
-import { reader } from '../../../../test/support/metrics.ts';
+import { reader } from '@uda/test-support/metrics';
 
 const stack = useLiveStack();
 

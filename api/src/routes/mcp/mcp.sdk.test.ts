@@ -7,7 +7,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { sourceNames } from '@uda/shared/catalog';
-import type { TestApi } from '../../../test/support/harness.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
 import { useLiveStack } from '../../../test/support/stacks.ts';
 
 const stack = useLiveStack();

@@ -7,10 +7,10 @@ import { deliverCharged } from '../../billing/http.ts';
 import { callerOf } from '../../request-context.ts';
 import { sqlResultJson } from '../../sql/result-json.ts';
 import { runSql } from '../../sql/run-sql.ts';
-import { deliverSql, sqlCallerOf, sqlHooks } from '../query/settle.ts';
+import { deliverSql, sqlCallerOf, sqlHooks } from '../../sql/settle.ts';
 import { markToolSuccess } from './allowance.ts';
 import { sqlToolFailure, toolText } from './tool-errors.ts';
-import type { ToolContext } from './tools.ts';
+import type { ToolContext } from './tool-context.ts';
 
 export const RUN_SQL_DESCRIPTION =
   'Runs one read-only SELECT (DuckDB dialect) over the public datasets and returns up to 1,000 rows as JSON. ' +

@@ -2,7 +2,6 @@
  * The MCP tools (DECISIONS §9), registered on a fresh server per request. They translate in and out
  * of the same lookup core the REST routes use; billing and the allowance work the same way.
  */
-import type { Request, Response } from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -11,16 +10,12 @@ import { DEFAULT_LIMIT, MAX_KEYWORDS_CHARS, MAX_LIMIT, checkKeywords } from '../
 import { lookup } from '../../lookups/lookup.ts';
 import { settleLookup } from '../../lookups/settle.ts';
 import { callerOf } from '../../request-context.ts';
-import type { Services } from '../../services.ts';
 import { markToolSuccess } from './allowance.ts';
 import { RUN_SQL_DESCRIPTION, runSqlTool } from './sql-tool.ts';
+import type { ToolContext } from './tool-context.ts';
 import { toolFailure, toolText } from './tool-errors.ts';
 
-export interface ToolContext {
-  services: Services;
-  req: Request;
-  res: Response;
-}
+export type { ToolContext } from './tool-context.ts';
 
 const SEARCH_DESCRIPTION =
   'Keyword search in one data source; the same search and price as GET /{source}/{keywords}. ' +

@@ -15,7 +15,7 @@ import { runSql } from '../../sql/run-sql.ts';
 import { backendUnavailable } from '../../sql/runner-errors.ts';
 import { inputOf } from '../validate.ts';
 import { datasetList, queryBody, queryParams } from './schema.ts';
-import { deliverSql, sqlCallerOf, sqlHooks } from './settle.ts';
+import { deliverSql, sqlCallerOf, sqlHooks } from '../../sql/settle.ts';
 
 const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', parquet: 'application/vnd.apache.parquet' } as const;
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ledgerOf, openStack, type Stack } from '../../../test/support/sql-stack.ts';
+import { ledgerOf, openStack, type Stack } from '@uda/test-support/sql-stack';
 import { queryResponse } from './schema.ts';
 
 let stack: Stack;

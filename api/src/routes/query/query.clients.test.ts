@@ -3,9 +3,9 @@
  * sequence of DuckDB's httpfs, and 20 concurrent identical queries.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { TestApi } from '../../../test/support/harness.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
 import { curl, readParquetOverHttp } from '../../../test/support/http-clients.ts';
-import { ledgerOf, openStack, type Stack } from '../../../test/support/sql-stack.ts';
+import { ledgerOf, openStack, type Stack } from '@uda/test-support/sql-stack';
 
 let stack: Stack;
 beforeAll(async () => {

@@ -3,8 +3,8 @@
  * validator's refusals no runner call at all.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { TestApi } from '../../../test/support/harness.ts';
-import { ledgerOf, openStack, type Stack } from '../../../test/support/sql-stack.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
+import { ledgerOf, openStack, type Stack } from '@uda/test-support/sql-stack';
 
 let stack: Stack;
 beforeAll(async () => {

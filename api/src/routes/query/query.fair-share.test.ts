@@ -7,10 +7,10 @@
  * long, so "the API gave up while the runner still works" is the case every test meets quickly.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { counterValue } from '@uda/query-runner/test-support/harness';
+import { counterValue } from '@uda/test-support/runner-harness';
 import { DEFAULT_LIMITS } from '../../limits.ts';
-import type { TestApi } from '../../../test/support/harness.ts';
-import { ledgerOf, openStack, type Stack } from '../../../test/support/sql-stack.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
+import { ledgerOf, openStack, type Stack } from '@uda/test-support/sql-stack';
 
 /** Quadratic in one scalar call: DuckDB cannot interrupt it; only killing its worker ends it. */
 const SLOW_SQL = "SELECT levenshtein(repeat('ab', 200000), repeat('ba', 200000)) AS d";

@@ -3,10 +3,10 @@
  * gets a 503 with Retry-After, nothing is charged, and the retry works once the backend is back.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { counterValue } from '@uda/query-runner/test-support/harness';
-import type { TestApi } from '../../../test/support/harness.ts';
-import { ledgerOf, openStack, type Stack } from '../../../test/support/sql-stack.ts';
-import { reader } from '../../../../test/support/metrics.ts';
+import { counterValue } from '@uda/test-support/runner-harness';
+import type { TestApi } from '@uda/test-support/api-harness';
+import { ledgerOf, openStack, type Stack } from '@uda/test-support/sql-stack';
+import { reader } from '@uda/test-support/metrics';
 
 let stack: Stack;
 beforeAll(async () => {

@@ -6,8 +6,8 @@
  * removed each other's scratch Parquet and answered 500.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { TestApi } from '../../../test/support/harness.ts';
-import { ledgerOf, openStack, type Stack } from '../../../test/support/sql-stack.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
+import { ledgerOf, openStack, type Stack } from '@uda/test-support/sql-stack';
 
 let stack: Stack;
 beforeAll(async () => {

@@ -6,7 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freePort } from '../../../test/support/spawn.ts';
-import { ledgerOf, openStack, type Stack } from '../../../test/support/sql-stack.ts';
+import { ledgerOf, openStack, type Stack } from '@uda/test-support/sql-stack';
 
 let stack: Stack;
 let redis: ChildProcess;

@@ -1,5 +1,5 @@
 /** Calls of the connected-sheet routes as a client makes them: multipart via FormData + Blob, JSON bodies. */
-import type { TestApi } from '../../../test/support/harness.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
 
 export interface FileSpec {
   readonly content: string | Uint8Array;

@@ -13,9 +13,9 @@ import { createInterface } from 'node:readline';
 import { parseConfig } from '@uda/shared/config';
 import { runnerAuthorization } from '@uda/shared/runner-contract';
 import { createLogger } from '@uda/shared/logger';
-import { runnerConfigSchema } from '../src/config.ts';
-import { startRunner } from '../src/runner.ts';
-import type { StartedRunner } from '../src/runner.ts';
+import { runnerConfigSchema } from '@uda/query-runner/config';
+import { startRunner } from '@uda/query-runner/runner';
+import type { StartedRunner } from '@uda/query-runner/runner';
 
 /** The runner token of every test runner (RUNNER_TOKEN) and of every test API (QUERY_RUNNER_TOKEN). */
 export const TEST_RUNNER_TOKEN = 'test-runner-token-0123456789abcdefghijklmnopqrstuvwxyz';

@@ -4,11 +4,11 @@
  * query-runner child process on it, and the sheets worker in-process on the same database.
  */
 import { pino } from 'pino';
-import { buildFixtureDb, publishDatabase, tempPath } from '@uda/query-runner/test-support/fixtures';
-import { type ChildRunner, redisPrefix, runnerEnv, startChild, waitReady } from '@uda/query-runner/test-support/harness';
-import { createTestBucket, type TestBucket } from '../../../../test/support/s3.ts';
+import { buildFixtureDb, publishDatabase, tempPath } from './runner-fixtures.ts';
+import { type ChildRunner, redisPrefix, runnerEnv, startChild, waitReady } from './runner-harness.ts';
+import { createTestBucket, type TestBucket } from './s3.ts';
 import { type SheetsWorker, startSheetsWorker } from '@uda/exporter/sheets/worker';
-import { type StartOptions, type TestApi, type TestContext, openTestContext } from '../../../test/support/harness.ts';
+import { type StartOptions, type TestApi, type TestContext, openTestContext } from './api-harness.ts';
 
 /** The sheets worker with test settings: fast polling, the product's upload and size limits. */
 export function startTestSheetsWorker(db: TestContext['db'], store: TestBucket['store']): SheetsWorker {

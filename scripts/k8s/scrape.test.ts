@@ -10,8 +10,8 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { scrapeAndCheck } from '../../scripts/k8s/scrape-check.ts';
-import { tools } from './support.ts';
+import { scrapeAndCheck } from './scrape-check.ts';
+import { tools } from '@uda/test-support/k8s';
 
 function serve(registry: Registry): Promise<Server> {
   const server = createServer((_req, res) => {

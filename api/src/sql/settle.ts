@@ -4,14 +4,14 @@
  * charges, the rest report 0 and `X-Service-Cached: true`. The charge itself is `Billing`'s.
  */
 import type { Request, Response } from 'express';
-import type { Delivery } from '../../billing/billing.ts';
-import { payerOf, setCreditHeaders } from '../../billing/http.ts';
-import { ApiError } from '../../errors/api-error.ts';
-import { ErrorCode } from '../../errors/codes.ts';
-import { consumeDailyCap } from '../../middleware/daily-cap/index.ts';
-import type { Services } from '../../services.ts';
-import type { RunSqlHooks, SqlCaller, SqlResult } from '../../sql/run-sql.ts';
-import { FREE_USAGE, usageHeader } from '../../sql/usage.ts';
+import type { Delivery } from '../billing/billing.ts';
+import { payerOf, setCreditHeaders } from '../billing/http.ts';
+import { ApiError } from '../errors/api-error.ts';
+import { ErrorCode } from '../errors/codes.ts';
+import { consumeDailyCap } from '../middleware/daily-cap/index.ts';
+import type { Services } from '../services.ts';
+import type { RunSqlHooks, SqlCaller, SqlResult } from './run-sql.ts';
+import { FREE_USAGE, usageHeader } from './usage.ts';
 
 export function sqlCallerOf(req: Request): SqlCaller {
   const payer = payerOf(req);

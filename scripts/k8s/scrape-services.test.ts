@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { scrapeAndCheck } from '../../scripts/k8s/scrape-check.ts';
-import { repo, tools } from './support.ts';
+import { scrapeAndCheck } from './scrape-check.ts';
+import { repo, tools } from '@uda/test-support/k8s';
 
 const NODE = join(repo, 'node_modules/.bin/node');
 const children: ChildProcess[] = [];

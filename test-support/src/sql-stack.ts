@@ -7,9 +7,9 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChildRunner, counterValue, redisPrefix, runnerEnv, startChild, waitReady } from '@uda/query-runner/test-support/harness';
-import { createTestBucket, type TestBucket } from '../../../test/support/s3.ts';
-import { NODE_BIN, openTestContext, type StartOptions, type TestApi, type TestContext } from './harness.ts';
+import { type ChildRunner, counterValue, redisPrefix, runnerEnv, startChild, waitReady } from './runner-harness.ts';
+import { createTestBucket, type TestBucket } from './s3.ts';
+import { NODE_BIN, openTestContext, type StartOptions, type TestApi, type TestContext } from './api-harness.ts';
 
 export interface Stack {
   readonly ctx: TestContext;

@@ -92,7 +92,7 @@ for (const model of [
 /** Validates one object against its Kubernetes (or Prometheus Operator CRD) schema; throws on error. */
 export function validateObject(object: K8sObject): void {
   const Model = models[`${object.apiVersion}/${object.kind}`];
-  if (!Model) throw new Error(`no schema model for ${object.apiVersion}/${object.kind}: add it to test/k8s/support.ts`);
+  if (!Model) throw new Error(`no schema model for ${object.apiVersion}/${object.kind}: add it to test-support/src/k8s.ts`);
   new Model(object as never).validate();
 }
 

@@ -1,0 +1,79 @@
+/**
+ * The plain types the billing parts pass between them. They live apart from the classes so that
+ * the parts (balances, lease wallet, window charges, ledger, wallet) depend on these, not on each
+ * other in a circle; \`billing.ts\`, \`ledger.ts\` and \`wallet.ts\` re-export them for their callers.
+ */
+import type { Tier } from '@uda/shared/catalog';
+import type { ByteSpan } from './bytes-delivered.ts';
+
+export interface BreakdownItem {
+  readonly source: string;
+  readonly rows: number;
+  readonly costPerRowMicro: number;
+  readonly costMicro: number;
+}
+
+/** The account's buckets in PostgreSQL (grant + top-off) and the row's `balance_version`. */
+export interface Buckets {
+  readonly micro: number;
+  readonly version: number;
+}
+
+/** Who pays: an account at its tier. Anonymous callers are never charged and never get here. */
+export interface Payer {
+  readonly accountId: string;
+  readonly tier: Tier;
+}
+
+export interface ChargeSpec {
+  readonly costMicro: number;
+  readonly breakdown?: readonly BreakdownItem[];
+  readonly queryId?: string;
+  /** For tracing only: never part of a key. */
+  readonly requestId?: string;
+  /** Metrics label; defaults to `open`. */
+  readonly priceClass?: string;
+}
+
+/** The one balance (`Billing.balance`) with the bucket each part belongs to. */
+export interface BalanceReadout {
+  readonly balanceMicro: number;
+  readonly grantMicro: number;
+  readonly topoffMicro: number;
+}
+
+/** What a response reports: `X-Credit-Cost` and `X-Credits-Remaining`. */
+export interface Settlement {
+  readonly chargedMicro: number;
+  readonly balanceMicro: number;
+}
+
+export interface WindowOptions extends ChargeSpec {
+  /** False for a response that carries no bytes (a HEAD): it never holds a paid charge up. */
+  readonly carriesBytes: boolean;
+  /** Runs only when this request is about to create a new charge (the export daily cap); returns an undo. */
+  readonly beforeCharge?: () => Promise<(() => Promise<void>) | void>;
+  /**
+   * This request made the window's result (a SQL run): it tries the window's first charge key
+   * without reading the ledger first (`#deliverFirst`). Only for windows that never age out.
+   */
+  readonly madeResult?: boolean;
+  /**
+   * The size of the window's file (an export), whose bytes count (rule 8): a broken response then
+   * reports what it delivered (`Delivery.sent`). Undefined: a response delivers all or nothing.
+   */
+  readonly sizeBytes?: number;
+}
+
+/** One response under a window's charge. End it exactly once; later calls do nothing. */
+export interface Delivery {
+  readonly settlement: Settlement;
+  readonly chargeKey: string;
+  /** False for a read of a paid window that carries no bytes: its end decides nothing. */
+  readonly holdsCharge: boolean;
+  complete(): Promise<void>;
+  /** The response broke or failed: refunds under rules 2 and 8, and says what the balance is now. */
+  abandon(): Promise<Settlement>;
+  /** The bytes of the window's file this response has handed to its connection so far (rule 8). */
+  sent(span: ByteSpan): void;
+}

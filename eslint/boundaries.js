@@ -1,0 +1,166 @@
+// Local lint rules for the repository's package boundaries. eslint-plugin-import-x's
+// no-cycle skips `import type` edges, and a type-only cycle is still a cycle between modules, so the
+// import graph here is read with TypeScript's own pre-processor and every edge counts.
+import fs from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+/** Every top-level folder that holds code. Workspaces are the ones with a package.json. */
+export const CODE_FOLDERS = ['shared', 'exporter', 'query-runner', 'api', 'dashboard', 'test-support', 'scripts', 'load-tests', 'test'];
+const SKIP_DIRS = new Set(['node_modules', '.data', 'dist', 'generated', 'coverage']);
+const SOURCE = /\.(ts|js|mjs)$/;
+
+function readPackages() {
+  const byName = new Map();
+  for (const folder of CODE_FOLDERS) {
+    const file = path.join(ROOT, folder, 'package.json');
+    if (!fs.existsSync(file)) continue;
+    const pkg = JSON.parse(fs.readFileSync(file, 'utf8'));
+    byName.set(pkg.name, { folder, exports: pkg.exports ?? {} });
+  }
+  return byName;
+}
+
+const packages = readPackages();
+
+function folderOf(file) {
+  const rel = path.relative(ROOT, file);
+  return rel.startsWith('..') ? undefined : rel.split(path.sep)[0];
+}
+
+/** `@uda/x/y` → the file x's `exports` names for `./y`, or undefined when x does not export it. */
+function resolvePackage(specifier) {
+  const match = /^(@uda\/[^/]+)(?:\/(.*))?$/.exec(specifier);
+  if (!match) return { kind: 'external' };
+  const pkg = packages.get(match[1]);
+  if (!pkg) return { kind: 'unknown-package', name: match[1] };
+  const target = pkg.exports[match[2] ? `./${match[2]}` : '.'];
+  if (typeof target !== 'string') return { kind: 'not-exported', name: match[1], sub: match[2] ?? '.' };
+  return { kind: 'file', file: path.join(ROOT, pkg.folder, target) };
+}
+
+function resolve(fromFile, specifier) {
+  if (specifier.startsWith('.')) return path.resolve(path.dirname(fromFile), specifier);
+  const hit = resolvePackage(specifier);
+  return hit.kind === 'file' ? hit.file : undefined;
+}
+
+function sourceFiles(dir, out) {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (SKIP_DIRS.has(entry.name)) continue;
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) sourceFiles(full, out);
+    else if (SOURCE.test(entry.name)) out.push(full);
+  }
+  return out;
+}
+
+function buildGraph() {
+  const files = CODE_FOLDERS.filter((f) => fs.existsSync(path.join(ROOT, f))).flatMap((f) => sourceFiles(path.join(ROOT, f), []));
+  const known = new Set(files);
+  const graph = new Map();
+  for (const file of files) {
+    const { importedFiles } = ts.preProcessFile(fs.readFileSync(file, 'utf8'), true, true);
+    const edges = importedFiles.map((i) => resolve(file, i.fileName)).filter((t) => t !== undefined && known.has(t));
+    graph.set(file, [...new Set(edges)]);
+  }
+  return graph;
+}
+
+/** Tarjan's strongly connected components: every module on a cycle → the members of its cycle. */
+function cyclesOf(graph) {
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const inCycle = new Map();
+  let next = 0;
+  const visit = (v) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component = [];
+    let w;
+    do {
+      w = stack.pop();
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    const selfLoop = (graph.get(v) ?? []).includes(v);
+    if (component.length > 1 || selfLoop) for (const m of component) inCycle.set(m, component);
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return inCycle;
+}
+
+let cached;
+/** One graph per lint run: the rule is called per file, the graph is the whole repository's. */
+export function repositoryCycles() {
+  cached ??= cyclesOf(buildGraph());
+  return cached;
+}
+
+function importSources(node) {
+  return node.source && typeof node.source.value === 'string' ? node.source : undefined;
+}
+
+const workspaceImports = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'Another code folder is reached only through a declared package export (`@uda/x/y`).' },
+    schema: [],
+    messages: {
+      relative: 'Import {{target}} through a declared export of its package (`@uda/<name>/<entry>` in its package.json `exports`), not by a relative path out of {{folder}}/.',
+      notExported: '{{name}} does not export "{{sub}}": add it to that package.json `exports` or use an exported entry.',
+      unknown: '{{name}} is not a workspace of this repository.',
+    },
+  },
+  create(context) {
+    const file = context.physicalFilename;
+    const folder = folderOf(file);
+    const check = (node) => {
+      const source = importSources(node);
+      if (!source) return;
+      const specifier = source.value;
+      if (specifier.startsWith('.')) {
+        const targetFolder = folderOf(path.resolve(path.dirname(file), specifier));
+        if (folder !== undefined && targetFolder !== folder) context.report({ node: source, messageId: 'relative', data: { target: targetFolder ?? specifier, folder } });
+        return;
+      }
+      const hit = resolvePackage(specifier);
+      if (hit.kind === 'not-exported') context.report({ node: source, messageId: 'notExported', data: { name: hit.name, sub: hit.sub } });
+      if (hit.kind === 'unknown-package') context.report({ node: source, messageId: 'unknown', data: { name: hit.name } });
+    };
+    return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
+  },
+};
+
+const noCycle = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'No import cycles between modules, type-only imports included.' },
+    schema: [],
+    messages: { cycle: 'Import cycle (type-only imports count): {{members}}. Move what both sides need into a module of its own.' },
+  },
+  create(context) {
+    return {
+      Program(node) {
+        const members = repositoryCycles().get(context.physicalFilename);
+        if (!members) return;
+        const names = members.map((m) => path.relative(ROOT, m)).sort();
+        context.report({ node, messageId: 'cycle', data: { members: names.join(' ↔ ') } });
+      },
+    };
+  },
+};
+
+export const boundaries = { rules: { 'workspace-imports': workspaceImports, 'no-cycle': noCycle } };
