@@ -60,6 +60,13 @@ async function accountOf(services: Services, id: string): Promise<Account> {
   return found;
 }
 
+/** The path's account id, once the account is known to exist (404 otherwise). */
+async function existingAccountId(services: Services, req: Parameters<RequestHandler>[0]): Promise<string> {
+  const id = idOf(req);
+  await accountOf(services, id);
+  return id;
+}
+
 async function show(services: Services, id: string): Promise<z.infer<typeof accountShown>> {
   return showAccount(await accountOf(services, id), await services.billing.readout(id));
 }
@@ -147,8 +154,7 @@ const OWN_ROUTES: readonly AdminRoute[] = [
     body: adminSchemas.setTier,
     handler: (s) =>
       async function setTier(req, res) {
-        const id = idOf(req);
-        await accountOf(s, id);
+        const id = await existingAccountId(s, req);
         await s.accounts.setTier(id, inputOf(req, adminSchemas.setTier).tier);
         res.json(await show(s, id));
       },
@@ -164,8 +170,7 @@ const OWN_ROUTES: readonly AdminRoute[] = [
     body: adminSchemas.amount,
     handler: (s) =>
       async function topOff(req, res) {
-        const id = idOf(req);
-        await accountOf(s, id);
+        const id = await existingAccountId(s, req);
         await s.accounts.addTopoff(id, inputOf(req, adminSchemas.amount).usd);
         res.json(await show(s, id));
       },
@@ -181,8 +186,7 @@ const OWN_ROUTES: readonly AdminRoute[] = [
     body: adminSchemas.amount,
     handler: (s) =>
       async function setGrant(req, res) {
-        const id = idOf(req);
-        await accountOf(s, id);
+        const id = await existingAccountId(s, req);
         // "Set the grant to N" means the balance's grant part: what an open lease holds of it comes back
         // first, so the set value is not topped up by credit the lease returns later.
         await s.billing.settleOpenLease(id);
@@ -201,9 +205,8 @@ const OWN_ROUTES: readonly AdminRoute[] = [
     body: adminSchemas.createKey,
     handler: (s) =>
       async function createKey(req, res) {
-        const id = idOf(req);
+        const id = await existingAccountId(s, req);
         const { name } = inputOf(req, adminSchemas.createKey);
-        await accountOf(s, id);
         res.status(201).json({ api_key: await s.keys.create(id, name) });
       },
   },
@@ -218,9 +221,8 @@ const OWN_ROUTES: readonly AdminRoute[] = [
     body: adminSchemas.importLegacyKey,
     handler: (s) =>
       async function importLegacyKey(req, res) {
-        const id = idOf(req);
+        const id = await existingAccountId(s, req);
         const input = inputOf(req, adminSchemas.importLegacyKey);
-        await accountOf(s, id);
         await s.keys.importLegacy(id, input.name, input.key);
         res.status(201).json({ imported: true });
       },
@@ -235,8 +237,7 @@ const OWN_ROUTES: readonly AdminRoute[] = [
     params: adminSchemas.account,
     handler: (s) =>
       async function revokeKey(req, res) {
-        const id = idOf(req);
-        await accountOf(s, id);
+        const id = await existingAccountId(s, req);
         res.json({ revoked: await s.keys.revoke(id) });
       },
   },
@@ -250,8 +251,7 @@ const OWN_ROUTES: readonly AdminRoute[] = [
     params: adminSchemas.account,
     handler: (s) =>
       async function listKeys(req, res) {
-        const id = idOf(req);
-        await accountOf(s, id);
+        const id = await existingAccountId(s, req);
         res.json({ keys: await s.keys.list(id) });
       },
   },
