@@ -15,6 +15,7 @@ import { describeDatabase, writeTableFiles, writeZip, type BuiltFile } from './b
 import { sampleRss } from './build/peak-rss.ts';
 import { logSink, terminalSink, withProgress } from './build/progress.ts';
 import { buildSearchIndexes } from './build/search-index.ts';
+import { writeRunnerFiles, type BuiltRunnerFile } from './build/runner-files.ts';
 import { allTableSpecs } from './sources.ts';
 import { publish, pruneVersions } from './publish.ts';
 import type { LiveCopyReader } from './ingest/live-copies.ts';
@@ -48,8 +49,8 @@ export async function runExport(options: ExportJobOptions): Promise<ExportResult
   const log = options.logger.child({ version });
   try {
     const tables = options.tables ?? (await allTableSpecs(options.inputDir, options.liveCopies));
-    const { files, counts } = await buildFiles(tables, buildDir, options.duckdb, log);
-    const manifest = await stage(log, 'publish', () => publish(options.store, { version, builtAt, tables: counts, files }, options.onUploaded));
+    const { files, counts, runnerFiles } = await buildFiles(tables, buildDir, options.duckdb, log);
+    const manifest = await stage(log, 'publish', () => publish(options.store, { version, builtAt, tables: counts, files, runnerFiles }, options.onUploaded));
     log.info({ files: manifest.files.length }, 'manifest switched');
     const removedVersions = await stage(log, 'prune', () => pruneVersions(options.store, version, options.keepVersions));
     const rows = Object.values(counts).reduce((sum, t) => sum + t.rows, 0);
@@ -77,6 +78,7 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
   const database = await openBuildDatabase(dbPath, limits);
   const counts: Manifest['tables'] = {};
   const hashedTableFiles: Promise<BuiltFile[]>[] = [];
+  let runnerFiles: BuiltRunnerFile[] = [];
   // A person watching a terminal sees each table's rows, rate and ETA; a log gets plain lines.
   const progress = process.stderr.isTTY ? terminalSink(process.stderr) : logSink(log);
   try {
@@ -97,6 +99,7 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
     }
     // Only in service.db (the lookups read it); the per-table files and zips are the catalog's tables.
     await stage(log, 'search index', () => buildSearchIndexes(database.connection, new Set(tables.map((t) => t.name))));
+    runnerFiles = await stage(log, 'runner files', () => writeRunnerFiles(database.connection, buildDir));
   } finally {
     await stage(log, 'checkpoint', () => database.close());
   }
@@ -108,5 +111,5 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
     writeZip(join(buildDir, 'service.csv.zip'), 'service.csv.zip', tableFiles.filter((f) => f.format === 'csv')),
   ]));
   const files = [...bulk, ...tableFiles];
-  return { files, counts };
+  return { files, counts, runnerFiles };
 }

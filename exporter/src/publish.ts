@@ -12,15 +12,28 @@ import {
   versionPrefix,
   type ExportFile,
   type Manifest,
+  type RunnerFile,
 } from '@uda/shared/manifest';
 import type { ObjectStore } from '@uda/shared/object-store';
 import type { BuiltFile } from './build/files.ts';
+import type { BuiltRunnerFile } from './build/runner-files.ts';
 
 export interface PublishInput {
   readonly version: string;
   readonly builtAt: Date;
   readonly tables: Manifest['tables'];
   readonly files: readonly BuiltFile[];
+  /** The runners' index and page files (`build/runner-files.ts`), listed apart from the export files. */
+  readonly runnerFiles?: readonly BuiltRunnerFile[];
+}
+
+/** Uploads one built file under the version's prefix and describes it for the manifest. */
+async function upload<T extends BuiltFile | BuiltRunnerFile>(store: ObjectStore, version: string, built: T): Promise<Omit<T, 'path'> & { key: string; etag: string }> {
+  const key = `${versionPrefix(version)}${built.name}`;
+  const info = await store.putFile(key, built.path, { contentType: built.content_type });
+  if (info.size !== built.size) throw new Error(`upload of ${key} stored ${info.size} bytes, expected ${built.size}`);
+  const { path: _path, ...described } = built;
+  return { ...described, key, etag: info.etag };
 }
 
 export async function publish(
@@ -29,21 +42,20 @@ export async function publish(
   onUploaded: (file: ExportFile) => void = () => {},
 ): Promise<Manifest> {
   const files: ExportFile[] = [];
+  const runnerFiles: RunnerFile[] = [];
   try {
     for (const built of input.files) {
-      const key = `${versionPrefix(input.version)}${built.name}`;
-      const info = await store.putFile(key, built.path, { contentType: built.content_type });
-      if (info.size !== built.size) throw new Error(`upload of ${key} stored ${info.size} bytes, expected ${built.size}`);
-      const { path: _path, ...described } = built;
-      const file = { ...described, key, etag: info.etag };
+      const file = await upload(store, input.version, built);
       files.push(file);
       onUploaded(file);
     }
+    for (const built of input.runnerFiles ?? []) runnerFiles.push(await upload(store, input.version, built));
     const manifest = manifestSchema.parse({
       version: input.version,
       built_at: input.builtAt.toISOString(),
       tables: input.tables,
       files,
+      ...(runnerFiles.length > 0 ? { runner_files: runnerFiles } : {}),
     });
     const body = JSON.stringify(manifest, null, 2);
     await store.putBytes(versionManifestKey(input.version), body, { contentType: 'application/json' });

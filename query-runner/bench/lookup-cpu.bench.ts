@@ -14,8 +14,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { OpenDatabase } from '../src/database-manager.ts';
 import { lookupOn } from '../src/lookups/run-lookup.ts';
 import { rankDocuments } from '../src/lookups/rank.ts';
-import { indexBytes, loadSearchIndexes, type SourceIndex } from '../src/lookups/search-index.ts';
-import type { StoredLookupSource } from '../src/lookups/stored-sql.ts';
+import { indexBytes, type SourceIndex, type StoredLookupSource } from '@uda/shared/search-index';
+import { loadSearchIndexes } from '../src/lookups/search-index.ts';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 10);
 const THREADS = process.env.DUCKDB_THREADS ?? '1';

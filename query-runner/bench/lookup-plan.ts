@@ -8,8 +8,7 @@
 import { DuckDBInstance, INTEGER, LIST, listValue } from '@duckdb/node-api';
 import { referenceRankingSql } from '../test/bm25-sql.ts';
 import { rankDocuments } from '../src/lookups/rank.ts';
-import { indexBytes, loadSourceIndex } from '../src/lookups/search-index.ts';
-import { pageSql, type StoredLookupSource } from '../src/lookups/stored-sql.ts';
+import { indexBytes, loadSourceIndex, pageSql, type StoredLookupSource } from '@uda/shared/search-index';
 
 const [path, source, ...words] = process.argv.slice(2) as [string, StoredLookupSource, ...string[]];
 if (!path || !source || words.length === 0) throw new Error('usage: node query-runner/bench/lookup-plan.ts SERVICE_DB SOURCE KEYWORDS...');

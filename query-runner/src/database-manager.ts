@@ -110,7 +110,7 @@ export class DatabaseManager {
     const manifest = await readManifest(this.options.store);
     const entry = manifest && databaseEntry(manifest);
     if (!manifest || !entry || manifest.version === this.current?.version) return;
-    const path = await downloadDatabase(this.options.store, entry, manifest.version, this.options.dir);
+    const path = await downloadDatabase(this.options.store, entry, manifest, this.options.dir);
     const instance = await openSandbox(path, this.options.limits);
     const opened: OpenDatabase = { version: manifest.version, path, instance, leases: 0, retired: false, resources: new Map() };
     try {

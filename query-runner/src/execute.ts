@@ -4,8 +4,7 @@
  * chunk while the result streams in.
  */
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBResult } from '@duckdb/node-api';
-import { jsonValue } from './json-values.ts';
-import { DeadlineExceeded, withDeadline } from '@uda/shared/duckdb';
+import { DeadlineExceeded, jsonValue, withDeadline } from '@uda/shared/duckdb';
 import { runnerErrorOf } from './deadline.ts';
 import { cellTooLargeError, tooLargeError, unavailableError } from './errors.ts';
 

@@ -6,8 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBDataChunk } from '@duckdb/node-api';
-import { jsonValue } from './json-values.ts';
-import { quoteIdent, quoteLiteral } from '@uda/shared/duckdb';
+import { jsonValue, quoteIdent, quoteLiteral } from '@uda/shared/duckdb';
 
 export interface ResultWriter {
   /** Writes the first `maxRows` rows of `chunks` as one Parquet file. */

@@ -34,14 +34,34 @@ export const exportFileSchema = z.object({
   content_type: z.string(),
 });
 
+/** A runner file's name: `runner/search-index.bin`, `runner/pages-food.jsonl`; a runner saves it under the part after `runner/`. */
+export const RUNNER_FILE_NAME = /^runner\/[a-z0-9-]+\.(bin|jsonl)$/;
+
+/**
+ * A file only the runners read: the lookups' index and page files the exporter builds from
+ * `service.db` (`@uda/shared/search-index`). They are not exports: they are kept out of `files`,
+ * which is what the export routes serve, and a reader that does not know them ignores them.
+ */
+export const runnerFileSchema = z.object({
+  name: z.string().regex(RUNNER_FILE_NAME),
+  key: z.string(),
+  size: z.number().int().nonnegative(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  etag: z.string(),
+  content_type: z.string(),
+});
+
 export const manifestSchema = z.object({
   version: z.string().regex(VERSION_PATTERN),
   built_at: z.iso.datetime(),
   tables: z.record(z.string(), z.object({ source: z.string(), rows: z.number().int().nonnegative() })),
   files: z.array(exportFileSchema),
+  /** Absent from exports built before the runner files existed: a runner then builds them itself. */
+  runner_files: z.array(runnerFileSchema).optional(),
 });
 
 export type ExportFile = z.infer<typeof exportFileSchema>;
+export type RunnerFile = z.infer<typeof runnerFileSchema>;
 export type Manifest = z.infer<typeof manifestSchema>;
 
 export function newVersion(now: Date, randomHex: string): string {

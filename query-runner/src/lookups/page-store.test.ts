@@ -7,10 +7,10 @@ import { INTEGER, LIST, listValue, type DuckDBConnection } from '@duckdb/node-ap
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { STORED_SOURCES } from '@uda/shared/runner-contract';
 import { startExportedRunner, type ExportedRunner } from '../../test/exported-runner.ts';
-import { jsonValue } from '../json-values.ts';
+import { jsonValue } from '@uda/shared/duckdb';
 import { readPage } from './page-store.ts';
 import { searchIndexesOf, type SearchIndexes } from './search-index.ts';
-import { PAGE_DOC, pageSql } from './stored-sql.ts';
+import { PAGE_DOC, pageSql } from '@uda/shared/search-index';
 
 let served: ExportedRunner;
 let connection: DuckDBConnection;

@@ -14,8 +14,7 @@ import { createRankPool, type RankPool } from './rank-pool.ts';
 import { JUDGEMENTS } from './relevance.judgments.ts';
 import { lookupOn } from './run-lookup.ts';
 import { searchIndexesOf } from './search-index.ts';
-import { textAt, textCount } from './sorted-texts.ts';
-import type { StoredLookupSource } from './stored-sql.ts';
+import { type StoredLookupSource, textAt, textCount } from '@uda/shared/search-index';
 
 const SEEDED_PER_SOURCE = 40;
 /** Generous: the CI machine is shared and often loaded; no timing is asserted. */

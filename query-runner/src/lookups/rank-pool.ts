@@ -15,8 +15,8 @@
 import { Worker } from 'node:worker_threads';
 import { DeadlineExceeded } from '@uda/shared/duckdb';
 import { unavailableError } from '../errors.ts';
-import type { SearchIndexes, SourceIndex } from './search-index.ts';
-import type { StoredLookupSource } from './stored-sql.ts';
+import type { SourceIndex, StoredLookupSource } from '@uda/shared/search-index';
+import type { SearchIndexes } from './search-index.ts';
 
 /** To a thread: a lookup to rank (with the index's arrays the first time), or an index to drop. */
 export type ToRankThread =

@@ -8,8 +8,7 @@ import { DeadlineExceeded } from '@uda/shared/duckdb';
 import { deadlineCheck } from '../deadline.ts';
 import { rankDocuments } from './rank.ts';
 import type { RankReply, ToRankThread } from './rank-pool.ts';
-import type { SourceIndex } from './search-index.ts';
-import type { SortedTexts } from './sorted-texts.ts';
+import type { SortedTexts, SourceIndex } from '@uda/shared/search-index';
 
 const indexes = new Map<number, SourceIndex>();
 

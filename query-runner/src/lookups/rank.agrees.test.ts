@@ -21,10 +21,9 @@ import { referenceRankingSql } from '../../test/bm25-sql.ts';
 import { startExportedRunner, type ExportedRunner } from '../../test/exported-runner.ts';
 import { AS_TYPED, rankDocuments, type RankedDoc } from './rank.ts';
 import { titlePhrase } from './query-terms.ts';
-import { stemPhrase } from './stems.ts';
+import { stemPhrase, textAt, textCount, type SourceIndex } from '@uda/shared/search-index';
 import { searchTable } from '@uda/shared/search';
-import { searchIndexesOf, type SourceIndex } from './search-index.ts';
-import { textAt, textCount } from './sorted-texts.ts';
+import { searchIndexesOf } from './search-index.ts';
 
 const QUERIES_PER_SOURCE = 150;
 const NEAR = 1e-9;

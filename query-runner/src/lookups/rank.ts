@@ -29,9 +29,7 @@
  * the work.
  */
 import { AS_TYPED, FORGIVING, isStopWord, K1, MAX_TYPO_TERMS, matchesAsPrefix, PREFIX_WEIGHT, queryTerms, typoBudget, type MatchRules } from './query-terms.ts';
-import type { SourceIndex } from './search-index.ts';
-import { equalRange, lowerBound, prefixRange, textAt, textLength } from './sorted-texts.ts';
-import { stemOf } from './stems.ts';
+import { equalRange, lowerBound, prefixRange, stemOf, textAt, textLength, type SourceIndex } from '@uda/shared/search-index';
 import { typoMatches } from './typos.ts';
 import { searchTerms } from '@uda/shared/search';
 

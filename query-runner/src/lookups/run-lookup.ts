@@ -15,7 +15,8 @@ import type { Limiter } from '../limiter.ts';
 import { readPage } from './page-store.ts';
 import { queryTerms } from './query-terms.ts';
 import { rankDocuments } from './rank.ts';
-import { searchIndexesOf, type SourceIndex } from './search-index.ts';
+import type { SourceIndex } from '@uda/shared/search-index';
+import { searchIndexesOf } from './search-index.ts';
 
 export interface LookupDeps {
   readonly databases: DatabaseManager;

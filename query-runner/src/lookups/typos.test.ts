@@ -4,7 +4,7 @@
  * only; and the walk visits a small part of a large dictionary, not every term.
  */
 import { describe, expect, it } from '@jest/globals';
-import { SortedTextsBuilder, textAt, type SortedTexts } from './sorted-texts.ts';
+import { SortedTextsBuilder, textAt, type SortedTexts } from '@uda/shared/search-index';
 import { typoBudget } from './query-terms.ts';
 import { typoMatches, typoWalk } from './typos.ts';
 

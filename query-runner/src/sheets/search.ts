@@ -19,13 +19,11 @@ import type { SheetSearchRequest, SheetSearchResponse } from '@uda/shared/runner
 import type { DatabaseManager } from '../database-manager.ts';
 import { RunnerError, unavailableError } from '../errors.ts';
 import { deadlineCheck, runnerErrorOf } from '../deadline.ts';
-import { jsonValue } from '../json-values.ts';
+import { jsonValue, quoteIdent, quoteLiteral, withDeadline } from '@uda/shared/duckdb';
 import type { Limiter } from '../limiter.ts';
-import { quoteIdent, quoteLiteral, withDeadline } from '@uda/shared/duckdb';
 import { searchTermsSql } from '@uda/shared/search';
 import { queryTerms, typoBudget } from '../lookups/query-terms.ts';
-import { prefixRange, SortedTextsBuilder, textAt, type SortedTexts } from '../lookups/sorted-texts.ts';
-import { stemOf } from '../lookups/stems.ts';
+import { prefixRange, type SortedTexts, SortedTextsBuilder, stemOf, textAt } from '@uda/shared/search-index';
 import { typoMatches } from '../lookups/typos.ts';
 import { openSheetSandbox } from '../sandbox.ts';
 import type { SandboxLimits } from '../sandbox.ts';

@@ -1,4 +1,5 @@
-/** `@uda/shared/duckdb`: the one DuckDB lock-down and the one interrupt deadline. */
+/** `@uda/shared/duckdb`: the one DuckDB lock-down, the one interrupt deadline and the one JSON conversion of values. */
+export { jsonValue } from './json-values.ts';
 export { lockDown, lockedInstanceOptions, quoteIdent, quoteLiteral } from './lockdown.ts';
 export type { EngineLimits } from './lockdown.ts';
 export { DeadlineExceeded, withDeadline } from './deadline.ts';

@@ -1,12 +1,11 @@
 /**
  * The rows of a stored lookup's page, as our own SQL (never user SQL): the columns each document
- * shows, read by key from the index's `docs` table and the source tables. The page store
- * (`page-store.ts`) renders them for every document when a version is opened; the ranking
- * (`rank.ts`) picks the page's documents. The result shapes are documented in the README ("Lookup
+ * shows, read by key from the index's `docs` table and the source tables. `pages.ts` renders them
+ * for every document into the version's page files; the runner's ranking picks the page's documents. The result shapes are documented in the README ("Lookup
  * results") and pinned by tests.
  */
-import type { STORED_SOURCES } from '@uda/shared/runner-contract';
-import { searchTable } from '@uda/shared/search';
+import type { STORED_SOURCES } from '../runner-contract.ts';
+import { searchTable } from '../search.ts';
 
 export type StoredLookupSource = (typeof STORED_SOURCES)[number];
 

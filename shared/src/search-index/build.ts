@@ -1,0 +1,23 @@
+/**
+ * Builds every stored source's index arrays and page file from a database's `_search_*` tables:
+ * the exporter does it once per version (and writes `search-index.bin`), a runner given an older
+ * export without that file does it when it opens the version.
+ */
+import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { STORED_SOURCES } from '../runner-contract.ts';
+import type { SourceFiles } from './index-file.ts';
+import type { StoredLookupSource } from './page-sql.ts';
+import { pagesFileName, renderPages } from './pages.ts';
+import { loadSourceIndex } from './source-index.ts';
+
+/** The sources with an index (a source whose tables were not built has none), their page files written into `dir`. */
+export async function buildSourceFiles(connection: DuckDBConnection, dir: string): Promise<Map<StoredLookupSource, SourceFiles>> {
+  const sources = new Map<StoredLookupSource, SourceFiles>();
+  for (const source of STORED_SOURCES) {
+    const index = await loadSourceIndex(connection, source);
+    if (!index) continue;
+    sources.set(source, { index, pages: await renderPages(connection, source, index.documents, join(dir, pagesFileName(source))) });
+  }
+  return sources;
+}
