@@ -70,7 +70,7 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
       const started = performance.now();
       const indexes = await openSearchIndexes(database, sandboxLimits);
       const seconds = Number(((performance.now() - started) / 1000).toFixed(1));
-      logger.info({ version: database.version, seconds, sources: indexes.describe(), rssMegabytes: Math.round(process.memoryUsage().rss / 1e6) }, 'search index loaded');
+      logger.info({ version: database.version, origin: indexes.origin, seconds, sources: indexes.describe(), rssMegabytes: Math.round(process.memoryUsage().rss / 1e6) }, 'search index loaded');
     },
   });
   const coordination = config.REDIS_URL

@@ -3,10 +3,11 @@
  * its CLI, so the workspaces stay independent), for the lookup tests.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { MANIFEST_KEY, manifestSchema } from '@uda/shared/manifest';
 import { lookupResponseSchema, type LookupResponse } from '@uda/shared/runner-contract';
 import { RUNNER_AUTH, redisPrefix, startInProcess } from '@uda/test-support/runner-harness';
 import type { StartedRunner } from '../src/runner.ts';
@@ -32,9 +33,22 @@ async function exportSamples(dataDir: string): Promise<void> {
   });
 }
 
-export async function startExportedRunner(name: string): Promise<ExportedRunner> {
+/** Makes the current export look like one built before the runner files existed: its manifest does not list them. */
+async function forgetRunnerFiles(dataDir: string): Promise<void> {
+  const path = join(dataDir, 'objects', MANIFEST_KEY);
+  const { runner_files: _runnerFiles, ...manifest } = manifestSchema.parse(JSON.parse(await readFile(path, 'utf8')));
+  await writeFile(path, JSON.stringify(manifest));
+}
+
+export interface ExportedRunnerOptions {
+  /** False: the runner is given an export without the runner files (an older exporter's), so it builds the index itself. */
+  readonly runnerFiles?: boolean;
+}
+
+export async function startExportedRunner(name: string, { runnerFiles = true }: ExportedRunnerOptions = {}): Promise<ExportedRunner> {
   const dataDir = await mkdtemp(join(tmpdir(), `uda-${name}-`));
   await exportSamples(dataDir);
+  if (!runnerFiles) await forgetRunnerFiles(dataDir);
   const runner = await startInProcess({
     DATA_DIR: dataDir,
     REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',

@@ -121,8 +121,9 @@ async function readToc(file: FileHandle, size: number): Promise<{ toc: Toc; tocO
   await readAt(file, header, 0);
   await readAt(file, trailer, size - TRAILER_BYTES);
   if (!header.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error(`${INDEX_FILE_NAME} does not start with its magic bytes`);
-  if (header.readUInt32LE(8) !== INDEX_FORMAT_VERSION || trailer.readUInt32LE(12) !== INDEX_FORMAT_VERSION) return undefined;
+  if (header.readUInt32LE(8) !== INDEX_FORMAT_VERSION) return undefined;
   if (header.readUInt32LE(12) !== BYTE_ORDER_MARK) throw new Error(`${INDEX_FILE_NAME} has a wrong byte order mark`);
+  if (trailer.readUInt32LE(12) !== INDEX_FORMAT_VERSION) throw new Error(`${INDEX_FILE_NAME} is damaged: its trailer does not match its header`);
   const tocOffset = Number(trailer.readBigUInt64LE(0));
   const tocLength = trailer.readUInt32LE(8);
   if (tocOffset < HEADER_BYTES || tocOffset + tocLength + TRAILER_BYTES !== size) throw new Error(`${INDEX_FILE_NAME}: its table of contents is out of place`);
