@@ -78,7 +78,7 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
   const database = await openBuildDatabase(dbPath, limits);
   const counts: Manifest['tables'] = {};
   const hashedTableFiles: Promise<BuiltFile[]>[] = [];
-  let runnerFiles: BuiltRunnerFile[] = [];
+  let runnerFiles: BuiltRunnerFile[];
   // A person watching a terminal sees each table's rows, rate and ETA; a log gets plain lines.
   const progress = process.stderr.isTTY ? terminalSink(process.stderr) : logSink(log);
   try {
