@@ -72,14 +72,18 @@ describe('a build of the sample data', () => {
   it('uploads every listed file with the listed size and sha256', async () => {
     const listed = await bucket.store.list(`exports/${first.version}/`);
     const sizes = new Map(listed.map((o) => [o.key, o.size]));
-    for (const file of first.files) {
+    for (const file of [...first.files, ...(first.runner_files ?? [])]) {
       expect(sizes.get(file.key)).toBe(file.size);
       const { bytes } = await bytesOf(file.key);
       expect(createHash('sha256').update(bytes).digest('hex')).toBe(file.sha256);
     }
     // Per table one Parquet and one CSV, plus service.db and the two zips, plus the version manifest.
     expect(first.files).toHaveLength(allTables().length * 2 + 3);
-    expect(listed).toHaveLength(first.files.length + 1);
+    // Apart from them, the runners' files: the lookups' index and one page file per stored source.
+    const stored = SOURCES.filter((s) => s.kind === 'stored').map((s) => s.id);
+    expect(first.runner_files?.map((f) => f.name).sort()).toEqual(['runner/search-index.bin', ...stored.map((s) => `runner/pages-${s}.jsonl`)].sort());
+    expect(first.files.filter((f) => f.name.startsWith('runner/'))).toEqual([]);
+    expect(listed).toHaveLength(first.files.length + first.runner_files!.length + 1);
   });
 
   it('serves a ranged GET of service.db as 206 with the right bytes', async () => {
