@@ -4,9 +4,9 @@
  * still works: the runner builds the index from `service.db` itself. Both ways give the same
  * arrays, the same page rows and the same lookup answers.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { STORED_SOURCES } from '@uda/shared/runner-contract';
@@ -46,8 +46,12 @@ function differingArrays(a: SourceIndex, b: SourceIndex): string[] {
 }
 
 describe('where the lookup index comes from', () => {
-  it('an export with runner files: the runner loads them', async () => {
-    await withIndexes(withFiles, async (indexes) => expect(indexes.origin).toBe('file'));
+  it('an export with runner files: the runner loads them, then deletes the index file it holds in memory', async () => {
+    await withIndexes(withFiles, async (indexes, path) => {
+      expect(indexes.origin).toBe('file');
+      const files = await readdir(dirname(path));
+      expect(files.sort()).toEqual(['service.db', ...STORED_SOURCES.map((source) => `pages-${source}.jsonl`)].sort());
+    });
   });
 
   it('an export without them: the runner builds the index from service.db', async () => {

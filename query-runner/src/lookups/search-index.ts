@@ -11,7 +11,7 @@
  * pages from the database's `_search_*` tables, through the same shared code, which took ~26 s at
  * scale 1.
  */
-import { access } from 'node:fs/promises';
+import { access, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { buildSourceFiles, indexBytes, INDEX_FILE_NAME, readIndexFile, type SourceFiles, type SourceIndex, type StoredLookupSource } from '@uda/shared/search-index';
@@ -101,12 +101,18 @@ export async function loadSearchIndexes(database: OpenDatabase, reader: DuckDBIn
   }
 }
 
-/** The exporter's `search-index.bin` and page files in `dir`; undefined when there is no such file or it has another format version. */
+/**
+ * The exporter's `search-index.bin` and page files in `dir`; undefined when there is no such file or
+ * it has another format version. Once read, the index file is deleted: its arrays are in memory,
+ * and the disk it held (~490 MB at scale 1) is the version's until the next swap.
+ */
 async function loadIndexFile(database: OpenDatabase, dir: string): Promise<SearchIndexes | undefined> {
   const path = join(dir, INDEX_FILE_NAME);
   if (!(await access(path).then(() => true, () => false))) return undefined;
   const sources = await readIndexFile(path);
-  return sources && keepIndexes(database, sources, dir, 'file');
+  if (!sources) return undefined;
+  await rm(path);
+  return keepIndexes(database, sources, dir, 'file');
 }
 
 /**
