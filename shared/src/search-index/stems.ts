@@ -1,8 +1,9 @@
 /**
  * English stems (Porter2, the Snowball English stemmer, from `wink-porter2-stemmer`): "eggs" and
- * "egg" are `egg`, "strawberries" and "strawberry" are `strawberri`. The runner stems the index's
- * term dictionary and titles when a version is opened (`search-index.ts`) and each query word when
- * it ranks, so the exporter's index stays the terms as written.
+ * "egg" are `egg`, "strawberries" and "strawberry" are `strawberri`. The index's term dictionary
+ * and titles are stemmed when its arrays are built (`source-index.ts`: by the exporter for the
+ * runner files, or by a runner from an older export), and each query word when the runner ranks,
+ * so the `_search_*` tables stay the terms as written.
  */
 import porter2 from 'wink-porter2-stemmer';
 
