@@ -56,12 +56,14 @@ function blockFor(res: ServerResponse, headers: unknown): string {
 
 /** Lowercased names of the answer's headers when one of the block's is among them, else undefined. */
 function headerNamesOf(res: ServerResponse, headers: unknown): Set<string> | undefined {
-  // The usual case: the answer's own table, which setHeader filled and `hasHeader` reads.
-  if (isTracked(res, headers)) {
-    for (const name of LOWER_NAMES) if (res.hasHeader(name)) return new Set(LOWER_NAMES.filter((n) => res.hasHeader(n)));
+  if (headers === null || headers === undefined) return undefined;
+  // The usual case: the answer's own table, which setHeader filled: lowercased names as keys.
+  if (!Array.isArray(headers) && isTracked(res, headers as object)) {
+    const table = headers as Record<string, unknown>;
+    for (const name of LOWER_NAMES) if (table[name] !== undefined) return new Set(Object.keys(table));
     return undefined;
   }
-  // writeHead(status, headers) with nothing set before: the names are in its argument.
+  // writeHead(status, headers) with nothing set before: the names are in its argument, any case.
   const names = Array.isArray(headers)
     ? (headers as unknown[]).flatMap((entry, i) => (Array.isArray(entry) ? [String(entry[0])] : i % 2 === 0 ? [String(entry)] : []))
     : Object.keys(headers as object);
@@ -70,11 +72,9 @@ function headerNamesOf(res: ServerResponse, headers: unknown): Set<string> | und
 }
 
 /** Whether `headers` is the answer's own table (what setHeader filled), not writeHead's argument. */
-function isTracked(res: ServerResponse, headers: unknown): boolean {
-  if (headers === null || headers === undefined) return true;
-  if (Array.isArray(headers)) return false;
-  for (const name in headers as object) return res.hasHeader(name);
-  return true;
+function isTracked(res: ServerResponse, headers: object): boolean {
+  for (const name in headers) return res.hasHeader(name);
+  return false;
 }
 
 /** Sends the security headers on `res`, as one precomputed block. */
