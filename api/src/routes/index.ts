@@ -84,7 +84,8 @@ export function registerRoutes(app: Express, routes: readonly RouteDef[], servic
     const enter: RequestHandler = async function enterRoute(req, res, next) {
       setStyle(req, route.style);
       setRouteLabel(req, label);
-      await authenticateCaller(req, res);
+      const authenticating = authenticateCaller(req, res);
+      if (authenticating) await authenticating;
       await applyGuards(limiterBackend, limits, req, res);
       next();
     };
