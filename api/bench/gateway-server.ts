@@ -38,10 +38,12 @@ bare.get('/cpu', (_req, res) => {
  */
 let redisWrites = 0;
 const redisPort = Number(new URL(redisUrl).port || 6379);
+// Whether a socket goes to Redis, decided once per socket (its peer never changes).
+const TO_REDIS = Symbol('to redis');
 const socketWrite = Socket.prototype.write;
-Socket.prototype.write = function countRedisWrites(this: Socket, ...args: Parameters<Socket['write']>) {
-  if (this.remotePort === redisPort) redisWrites += 1;
-  return socketWrite.apply(this, args);
+Socket.prototype.write = function countRedisWrites(this: Socket & { [TO_REDIS]?: boolean }, chunk: unknown, encoding?: unknown, callback?: unknown) {
+  if ((this[TO_REDIS] ??= this.remotePort === redisPort)) redisWrites += 1;
+  return socketWrite.call(this, chunk as string | Uint8Array, encoding as BufferEncoding, callback as () => void);
 } as Socket['write'];
 
 const config = benchApiConfig(databaseUrl, redisUrl);
