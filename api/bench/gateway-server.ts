@@ -3,6 +3,7 @@
  * CPU: a bare Express app, and the same handler behind the full chain with real PostgreSQL and
  * Redis. Prints one JSON line with the URLs and the key, then serves until killed.
  */
+import { Socket } from 'node:net';
 import express from 'express';
 import { buildApp } from '../src/app.ts';
 import { deliverCharged, payerOf, setCreditHeaders } from '../src/billing/http.ts';
@@ -18,15 +19,35 @@ const [databaseUrl = '', redisUrl = ''] = process.argv.slice(2);
 const FIXED = { status: 'success', data: { hello: 'world', n: 42 } };
 
 const bare = express();
+// Configured as the API app is (`app.ts`): with Express's default ETag, bare Express hashed every
+// body (SHA-1) while the chain did not, which flattered the chain's ratios.
 bare.disable('x-powered-by');
+bare.disable('etag');
 bare.get('/bench', (_req, res) => {
   res.json(FIXED);
 });
-// The server process's CPU time so far: CPU per request is steadier than req/s on a shared machine.
+// The server process's CPU time so far (CPU per request is steadier than req/s on a shared
+// machine) and its Redis round trips so far.
 bare.get('/cpu', (_req, res) => {
   const { user, system } = process.cpuUsage();
-  res.json({ micros: user + system });
+  res.json({ micros: user + system, redisWrites });
 });
+
+/**
+ * Redis round trips, counted where they leave: every `write` on a socket to Redis's port. ioredis
+ * writes one command, or one whole pipeline or MULTI, per `write`, and each waits for its replies;
+ * the limiter's cork (`writeWithTurn`) merges writes of different requests into one system call,
+ * but each request still waits for its own reply, so a write is counted per call, not per syscall.
+ */
+let redisWrites = 0;
+const redisPort = Number(new URL(redisUrl).port || 6379);
+// Whether a socket goes to Redis, decided once per socket (its peer never changes).
+const TO_REDIS = Symbol('to redis');
+const socketWrite = Socket.prototype.write;
+Socket.prototype.write = function countRedisWrites(this: Socket & { [TO_REDIS]?: boolean }, chunk: unknown, encoding?: unknown, callback?: unknown) {
+  if ((this[TO_REDIS] ??= this.remotePort === redisPort)) redisWrites += 1;
+  return socketWrite.call(this, chunk as string | Uint8Array, encoding as BufferEncoding, callback as () => void);
+} as Socket['write'];
 
 const config = benchApiConfig(databaseUrl, redisUrl);
 const db = openDb({ databaseUrl, poolMax: config.DATABASE_POOL_MAX, dataDir: '/tmp' });

@@ -1,8 +1,8 @@
 /**
  * Per-request facts the middleware chain establishes: who is calling and which error style the
- * matched route uses. Kept in one WeakMap keyed by the request, so no global type augmentation;
- * one entry per request holds them all (a WeakMap entry per fact cost a hash-table insert each,
- * and the client IP was worked out again from X-Forwarded-For on every read).
+ * matched route uses. One object per request holds them all, under a symbol only this module
+ * knows, so no global type augmentation. Not a WeakMap keyed by the request: every request's entry
+ * was an ephemeron the garbage collector traces specially, at thousands of requests a second.
  */
 import type { Request } from 'express';
 import type { Tier } from '@uda/shared/catalog';
@@ -20,6 +20,8 @@ export type Caller =
     };
 
 interface Context {
+  /** The burst count is still to take (`middleware/burst-limit`). */
+  burstPending: boolean;
   ip: string | undefined;
   caller: Caller | undefined;
   style: ErrorStyle | undefined;
@@ -27,12 +29,24 @@ interface Context {
   beforeErrorAnswer: (() => Promise<void>) | undefined;
 }
 
-const contexts = new WeakMap<Request, Context>();
+const CONTEXT = Symbol('request context');
+
+type WithContext = Request & { [CONTEXT]?: Context };
 
 function contextOf(req: Request): Context {
-  let context = contexts.get(req);
-  if (!context) contexts.set(req, (context = { ip: undefined, caller: undefined, style: undefined, routeLabel: undefined, beforeErrorAnswer: undefined }));
-  return context;
+  return ((req as WithContext)[CONTEXT] ??= {
+    burstPending: false,
+    ip: undefined,
+    caller: undefined,
+    style: undefined,
+    routeLabel: undefined,
+    beforeErrorAnswer: undefined,
+  });
+}
+
+/** The context if the chain set one, without creating it. */
+function existingContext(req: Request): Context | undefined {
+  return (req as WithContext)[CONTEXT];
 }
 
 /** The caller's address as `trust proxy` decides it, worked out once per request. */
@@ -53,7 +67,7 @@ export function setCaller(req: Request, caller: Caller): void {
 }
 
 export function styleOf(req: Request): ErrorStyle {
-  return contexts.get(req)?.style ?? 'plain';
+  return existingContext(req)?.style ?? 'plain';
 }
 
 export function setStyle(req: Request, style: ErrorStyle): void {
@@ -62,11 +76,24 @@ export function setStyle(req: Request, style: ErrorStyle): void {
 
 /** The matched route's template, for metric labels (bounded cardinality); undefined when none matched. */
 export function routeLabelOf(req: Request): string | undefined {
-  return contexts.get(req)?.routeLabel;
+  return existingContext(req)?.routeLabel;
 }
 
 export function setRouteLabel(req: Request, label: string): void {
   contextOf(req).routeLabel = label;
+}
+
+/** Marks the burst count of `req` as still to take, once more (each call of an MCP batch counts). */
+export function setBurstPending(req: Request): void {
+  contextOf(req).burstPending = true;
+}
+
+/** Whether the burst count was still to take; it is taken from here on. */
+export function takeBurstPending(req: Request): boolean {
+  const context = existingContext(req);
+  if (!context?.burstPending) return false;
+  context.burstPending = false;
+  return true;
 }
 
 export function requestIdOf(req: Request): string {
@@ -82,5 +109,5 @@ export function setBeforeErrorAnswer(req: Request, work: () => Promise<void>): v
 }
 
 export async function settleBeforeErrorAnswer(req: Request): Promise<void> {
-  await contexts.get(req)?.beforeErrorAnswer?.();
+  await existingContext(req)?.beforeErrorAnswer?.();
 }

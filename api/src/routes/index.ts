@@ -17,12 +17,13 @@
  * in their own tables behind their own middleware: `/dashboard/api/*` in `session/routes.ts`
  * (session cookie and CSRF), the admin port's `/admin/*` in `admin/routes.ts` (bearer token).
  */
-import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
+import express, { type Express, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { authenticate } from '../middleware/authenticate/index.ts';
 import { applyGuards, liftGuards } from '../middleware/counters/index.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { setRouteLabel, setStyle } from '../request-context.ts';
 import type { Services } from '../services.ts';
+import { byFirstSegment } from './dispatch.ts';
 import { datasetRoutes } from './datasets/routes.ts';
 import { docsRoutes } from './docs/routes.ts';
 import { exportRoutes } from './exports/routes.ts';
@@ -63,7 +64,8 @@ export function apiRoutes(services: Services): RouteDef[] {
  * limits (the burst limit still pending from `app.ts`, and the route's anonymous allowance or
  * daily cap, wherever its handlers list them) are decided in one counter call (`counters/`). A
  * key the cache can't answer takes the burst count alone first, so a flood of unknown keys meets
- * the burst limit before PostgreSQL.
+ * the burst limit before PostgreSQL. The routes are found by their first path segment
+ * (`byFirstSegment`), in the list's order.
  */
 export function registerRoutes(app: Express, routes: readonly RouteDef[], services: Services): void {
   const { keys, limiterBackend, guards } = services;
@@ -71,7 +73,7 @@ export function registerRoutes(app: Express, routes: readonly RouteDef[], servic
   const withToken = authenticate({ keys, queryToken: true, beforeLookup: takeBurst });
   const headerOnly = authenticate({ keys, queryToken: false, beforeLookup: takeBurst });
   const json = express.json({ limit: '1mb' });
-  for (const route of routes) {
+  const mount = (router: Router, route: RouteDef) => {
     const label = route.label ?? String(route.path);
     const { guards: routeGuards, rest } = liftGuards(route.handlers);
     const limits = [guards.burst, ...routeGuards];
@@ -82,10 +84,12 @@ export function registerRoutes(app: Express, routes: readonly RouteDef[], servic
     const enter: RequestHandler = async function enterRoute(req, res, next) {
       setStyle(req, route.style);
       setRouteLabel(req, label);
-      await authenticateCaller(req, res);
+      const authenticating = authenticateCaller(req, res);
+      if (authenticating) await authenticating;
       await applyGuards(limiterBackend, limits, req, res);
       next();
     };
-    app[route.method](route.path, enter, ...body, ...rest);
-  }
+    router[route.method](route.path, enter, ...body, ...rest);
+  };
+  app.use(byFirstSegment(routes, mount));
 }

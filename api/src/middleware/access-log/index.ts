@@ -11,9 +11,11 @@ import { routeLabelOf } from '../../request-context.ts';
  */
 export function accessLog({ logger, metrics }: { logger: Logger; metrics?: Metrics }): RequestHandler {
   return function logRequest(req, res, next) {
-    const start = process.hrtime.bigint();
-    res.once('close', () => {
-      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    // A number, not hrtime's bigint: two heap objects less per request. 'close' is emitted once, so
+    // `on` does what `once` did without its wrapper.
+    const start = performance.now();
+    res.on('close', () => {
+      const seconds = (performance.now() - start) / 1e3;
       const route = routeLabelOf(req) ?? 'unmatched';
       metrics?.httpDuration.observe(
         { method: req.method, route, status_class: `${Math.floor(res.statusCode / 100)}xx` },

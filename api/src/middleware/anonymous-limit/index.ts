@@ -28,27 +28,35 @@ export interface AnonymousLimitOptions {
 
 export function anonymousGuard({ counter, points = 50, metrics, now = () => new Date() }: AnonymousLimitOptions): CounterGuard {
   if (counter.points !== points) throw new RangeError(`anonymous counter allows ${counter.points} points, expected ${points}`);
+  const limitText = String(points);
   return function anonymousStep(req, res) {
     const caller = callerOf(req);
     if (caller.kind !== 'anonymous' || req.method === 'HEAD') return undefined;
     return {
       take: { counter, key: caller.ip, refundIfOver: true },
       apply(result) {
-        const headers = allowanceHeaders(points, result.consumed, result.msBeforeNext, now());
-        res.set(headers);
+        const remaining = String(remainingOf(points, result.consumed));
+        const resetS = String(resetEpochS(now(), result.msBeforeNext));
+        // setHeader each, not `res.set` of an object: this runs on every anonymous request.
+        res.setHeader('X-RateLimit-Limit', limitText);
+        res.setHeader('X-RateLimit-Remaining', remaining);
+        res.setHeader('X-RateLimit-Reset', resetS);
         if (result.over) {
           metrics?.rateLimitRejections.inc({ kind: 'anonymous' });
+          const headers = { 'X-RateLimit-Limit': limitText, 'X-RateLimit-Remaining': remaining, 'X-RateLimit-Reset': resetS };
           throw new ApiError(ErrorCode.REQUEST_LIMIT_EXCEEDED, { limit: points }, headers);
         }
         let givenBack: Promise<void> | undefined;
         const giveBackOnce = () => (givenBack ??= giveBack(counter, caller.ip));
         // An error answer waits for its give-back, so the caller's next request never finds the
-        // count still taken, and its headers count it out; a response that breaks gives it back on close.
+        // count still taken, and its X-RateLimit-Remaining counts it out (the window and its reset
+        // are unchanged); a response that breaks gives it back on close ('close' is emitted once:
+        // `on` does it without `once`'s wrapper).
         setBeforeErrorAnswer(req, async () => {
           await giveBackOnce();
-          res.set(allowanceHeaders(points, result.consumed - 1, result.msBeforeNext, now()));
+          res.setHeader('X-RateLimit-Remaining', String(remainingOf(points, result.consumed - 1)));
         });
-        res.once('close', () => {
+        res.on('close', () => {
           if (!succeeded(res)) void giveBackOnce();
         });
       },

@@ -3,11 +3,8 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import type { Metrics } from '../../metrics.ts';
-import { clientIp } from '../../request-context.ts';
+import { clientIp, setBurstPending, takeBurstPending } from '../../request-context.ts';
 import type { CounterGuard } from '../counters/index.ts';
-
-/** Requests whose burst count is still to take. */
-const pending = new WeakSet<Request>();
 
 /**
  * Burst limit (SPEC Limits; DECISIONS §4): `points` per `windowS` per IP, on every route. This
@@ -17,7 +14,7 @@ const pending = new WeakSet<Request>();
  */
 export function deferBurstLimit(): RequestHandler {
   return function markBurstPending(req, _res, next) {
-    pending.add(req);
+    setBurstPending(req);
     next();
   };
 }
@@ -27,7 +24,7 @@ export function deferBurstLimit(): RequestHandler {
  * request to the burst limit (DECISIONS §4 "Every call counts"), the first taken with the route's.
  */
 export function countAnotherRequest(req: Request): void {
-  pending.add(req);
+  setBurstPending(req);
 }
 
 /**
@@ -38,7 +35,7 @@ export function countAnotherRequest(req: Request): void {
 export function burstGuard({ counter, points = 100, metrics }: { counter: RateLimiterAbstract; points?: number; metrics?: Metrics }): CounterGuard {
   if (counter.points !== points) throw new RangeError(`burst counter allows ${counter.points} points, expected ${points}`);
   return function burstStep(req) {
-    if (!pending.delete(req)) return undefined;
+    if (!takeBurstPending(req)) return undefined;
     return {
       take: { counter, key: clientIp(req) },
       apply(result) {

@@ -46,6 +46,34 @@ describe('security headers', () => {
     expect(ours['x-powered-by']).toBeUndefined();
   });
 
+  it('give way to a header the answer sets itself, sent once with its value, as when they were set one by one', async () => {
+    const app = express();
+    app.use(securityHeaders());
+    app.get('/own-csp', (_req, res) => {
+      res.setHeader('Content-Security-Policy', "default-src 'self'");
+      res.json({});
+    });
+    app.get('/write-head', (_req, res) => {
+      res.writeHead(200, { 'X-Frame-Options': 'DENY', 'content-type': 'application/json' }).end('{}');
+    });
+    app.get('/write-head-array', (_req, res) => {
+      res.writeHead(200, ['Referrer-Policy', 'origin', 'Content-Type', 'application/json']).end('{}');
+    });
+    const server = await listen(app, 0, '127.0.0.1');
+    try {
+      // fetch joins a header sent twice with ", ": equality shows it went out once.
+      expect((await fetch(`${server.url}/own-csp`)).headers.get('content-security-policy')).toBe("default-src 'self'");
+      const viaWriteHead = await fetch(`${server.url}/write-head`);
+      expect(viaWriteHead.headers.get('x-frame-options')).toBe('DENY');
+      expect(viaWriteHead.headers.get('x-content-type-options')).toBe('nosniff');
+      const viaArray = await fetch(`${server.url}/write-head-array`);
+      expect(viaArray.headers.get('referrer-policy')).toBe('origin');
+      expect(viaArray.headers.get('strict-transport-security')).toBe('max-age=31536000; includeSubDomains');
+    } finally {
+      await server.close();
+    }
+  });
+
   it('are on every answer of the API: a success, a 401, an unknown path; the dashboard keeps its own CSP', async () => {
     const api = await ctx.start();
     const { apiKey } = await api.account();
