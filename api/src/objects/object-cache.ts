@@ -112,10 +112,13 @@ export class ObjectCache {
   /**
    * A fill for a whole-object read of this version, or undefined when it should not be cached
    * now: the cache is off, the object is cached or being cached already, or no room can be made.
+   * `keep` names objects whose cached files must not be evicted to make that room (the warm-up
+   * never evicts what it has just warmed).
    */
-  startFill(info: ObjectInfo): CacheFill | undefined {
+  startFill(info: ObjectInfo, keep: readonly ObjectInfo[] = []): CacheFill | undefined {
     const name = entryName(info);
-    if (this.maxBytes <= 0 || this.#entries.has(name) || this.#filling.has(name) || !this.#makeRoom(info.size)) return undefined;
+    if (this.maxBytes <= 0 || this.#entries.has(name) || this.#filling.has(name)) return undefined;
+    if (!this.#makeRoom(info.size, new Set(keep.map(entryName)))) return undefined;
     this.#filling.add(name);
     this.#heldBytes += info.size;
     const temp = join(this.dir, `${TEMP_PREFIX}${randomUUID()}`);
@@ -139,36 +142,44 @@ export class ObjectCache {
   }
 
   /**
-   * Copies a whole object into the cache with no client attached. A range read of an object not
-   * cached yet asks for this: a Parquet reader's next ranges (DuckDB reads the footer, then row
-   * groups) then come from disk. A failure costs only the copy.
+   * Copies a whole object into the cache with no client attached; true when this call committed
+   * it. False when there was nothing to do (cached, being cached, no room), the object changed
+   * since `info` was read, the copy failed (reported to `onError`) or `signal` aborted it. Either
+   * way no partial file stays behind.
    */
-  fillInBackground(store: ObjectStore, info: ObjectInfo): void {
-    const fill = this.startFill(info);
-    if (!fill) return;
-    const copy = async (): Promise<boolean> => {
+  async copyIn(store: ObjectStore, info: ObjectInfo, options: { signal?: AbortSignal; keep?: readonly ObjectInfo[] } = {}): Promise<boolean> {
+    if (options.signal?.aborted) return false;
+    const fill = this.startFill(info, options.keep);
+    if (!fill) return false;
+    try {
       const object = await store.get(info.key);
-      if (object?.etag !== info.etag) {
+      if (object?.etag !== info.etag || options.signal?.aborted) {
         object?.body.destroy();
-        return false;
+        return await fill.finish(false);
       }
-      await pipeline(object.body, fill.stream);
-      return true;
-    };
-    void copy().then(
-      (whole) => fill.finish(whole),
-      (error: unknown) => {
-        this.#onError(error, `caching ${info.key} failed; it stays in the object store`);
-        return fill.finish(false);
-      },
-    );
+      await pipeline(object.body, fill.stream, options.signal ? { signal: options.signal } : {});
+      return await fill.finish(true);
+    } catch (error) {
+      if (!options.signal?.aborted) this.#onError(error, `caching ${info.key} failed; it stays in the object store`);
+      return fill.finish(false);
+    }
   }
 
-  /** Evicts least recently used entries until `size` more bytes fit; false when they cannot. */
-  #makeRoom(size: number): boolean {
+  /**
+   * A range read of an object not cached yet asks for a whole copy: a Parquet reader's next
+   * ranges (DuckDB reads the footer, then row groups) then come from disk. A failure costs only
+   * the copy.
+   */
+  fillInBackground(store: ObjectStore, info: ObjectInfo): void {
+    void this.copyIn(store, info);
+  }
+
+  /** Evicts least recently used entries, but not `keep`, until `size` more bytes fit; false when they cannot. */
+  #makeRoom(size: number, keep: ReadonlySet<string> = new Set()): boolean {
     if (size > this.maxBytes) return false;
     for (const name of this.#entries.keys()) {
       if (this.#heldBytes + size <= this.maxBytes) break;
+      if (keep.has(name)) continue;
       this.#drop(name);
       this.#metrics?.cacheEvicted();
     }
@@ -221,8 +232,11 @@ export class CacheFill {
     });
   }
 
-  /** Commits the file when the body arrived whole and was written whole; removes it otherwise. */
-  async finish(whole: boolean): Promise<void> {
+  /**
+   * Commits the file when the body arrived whole and was written whole; removes it otherwise.
+   * True when the file was committed.
+   */
+  async finish(whole: boolean): Promise<boolean> {
     if (whole && !this.#failed) {
       const written = await new Promise<boolean>((resolve) => {
         if (this.stream.closed) resolve(!this.stream.errored);
@@ -230,7 +244,8 @@ export class CacheFill {
       });
       if (written) {
         try {
-          return await this.#steps.commit();
+          await this.#steps.commit();
+          return true;
         } catch (error) {
           this.#steps.onError(error);
         }
@@ -238,6 +253,7 @@ export class CacheFill {
     }
     this.stream.destroy();
     await this.#steps.abort().catch((error: unknown) => this.#steps.onError(error));
+    return false;
   }
 }
 
