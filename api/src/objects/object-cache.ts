@@ -160,7 +160,8 @@ export class ObjectCache {
       await pipeline(object.body, fill.stream, options.signal ? { signal: options.signal } : {});
       return await fill.finish(true);
     } catch (error) {
-      if (!options.signal?.aborted) this.#onError(error, `caching ${info.key} failed; it stays in the object store`);
+      // A failed pipeline has already handed its error to the fill's stream, which reports it.
+      if (!options.signal?.aborted && !fill.stream.errored) this.#onError(error, `caching ${info.key} failed; it stays in the object store`);
       return fill.finish(false);
     }
   }
@@ -228,7 +229,8 @@ export class CacheFill {
     // A disk error ends the copy, never the download: the pipe from the body drops this stream.
     stream.on('error', (error) => {
       this.#failed = true;
-      steps.onError(error);
+      // A cancelled copy (shutdown) is no failure worth a warning.
+      if (error.name !== 'AbortError') steps.onError(error);
     });
   }
 
