@@ -53,6 +53,7 @@ export class CacheWarmer {
   /** Rounds in flight, so that `stop()` waits for their copies to clean up. */
   readonly #rounds = new Set<Promise<WarmRound>>();
   #warmedVersion: string | undefined;
+  #lastRound: WarmRound | undefined;
   #onError: (error: unknown, what: string) => void;
 
   constructor(options: CacheWarmerOptions) {
@@ -66,6 +67,11 @@ export class CacheWarmer {
   /** Whether the warmer has anything to do: a cache to fill and copies allowed. */
   get enabled(): boolean {
     return this.#options.cache.maxBytes > 0 && this.#options.concurrency > 0;
+  }
+
+  /** The last round that ran to its end (not cancelled); undefined before the first. */
+  get lastRound(): WarmRound | undefined {
+    return this.#lastRound;
   }
 
   /** Polls now and then every `pollMs` until `stop()`; a no-op when not enabled. */
@@ -119,7 +125,9 @@ export class CacheWarmer {
       }
     };
     await Promise.all(Array.from({ length: this.#options.concurrency }, worker));
-    return { version: manifest.version, warmed };
+    const round = { version: manifest.version, warmed };
+    if (!this.#abort.signal.aborted) this.#lastRound = round;
+    return round;
   }
 
   /** Stops polling, cancels the copies in flight and waits until their temporary files are gone. */

@@ -13,6 +13,9 @@
  * the least recently used entries before a fill starts, and a fill that cannot get room does not
  * start. A file evicted while it is being served stays readable through its open descriptor.
  *
+ * Besides downloads, the warm-up (`cache-warmer.ts`) fills the cache with each new export version
+ * through `copyIn`, under the same bound and the same one-fill-per-object rule.
+ *
  * The cache is only ever a shortcut: when its folder cannot be used, every read goes to the store.
  */
 import { createHash, randomUUID } from 'node:crypto';
