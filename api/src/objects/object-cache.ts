@@ -262,6 +262,7 @@ export class CacheFill {
   }
 }
 
-function entryName(info: ObjectInfo): string {
+/** The cache file name of an object version (exported for the benchmark, which waits for it). */
+export function entryName(info: ObjectInfo): string {
   return createHash('sha256').update(`${info.key}\n${info.etag}\n${info.size}`).digest('hex');
 }
