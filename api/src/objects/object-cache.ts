@@ -19,11 +19,11 @@
  * The cache is only ever a shortcut: when its folder cannot be used, every read goes to the store.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { ObjectInfo, ObjectStore } from '@uda/shared/object-store';
+import { PooledFileWriter } from './pooled-file-writer.ts';
 
 export interface ObjectCacheOptions {
   readonly dir: string;
@@ -48,7 +48,6 @@ interface Entry {
 /** Committed entries are 64 hex characters; fills in progress start with this prefix. */
 const TEMP_PREFIX = '.fill-';
 const ENTRY_NAME = /^[0-9a-f]{64}$/;
-const FILL_BUFFER_BYTES = 1024 * 1024;
 
 export class ObjectCache {
   readonly dir: string;
@@ -125,9 +124,7 @@ export class ObjectCache {
     this.#filling.add(name);
     this.#heldBytes += info.size;
     const temp = join(this.dir, `${TEMP_PREFIX}${randomUUID()}`);
-    // A 16 KiB buffer (the default) paused the download after every 64 KiB socket chunk until the
-    // disk write returned; at 1 MiB, chunks that arrive during a write go down together (writev).
-    const stream = createWriteStream(temp, { flags: 'wx', highWaterMark: FILL_BUFFER_BYTES });
+    const stream = new PooledFileWriter(temp);
     return new CacheFill(stream, {
       commit: async () => {
         if (stream.bytesWritten !== info.size) throw new Error(`fill of ${info.key} wrote ${stream.bytesWritten} of ${info.size} bytes`);
@@ -222,11 +219,11 @@ export class ObjectCache {
  * store's body into `stream`, then calls `finish` with whether the whole body arrived.
  */
 export class CacheFill {
-  readonly stream: WriteStream;
+  readonly stream: PooledFileWriter;
   #failed = false;
   readonly #steps: { commit(): Promise<void>; abort(): Promise<void>; onError(error: unknown): void };
 
-  constructor(stream: WriteStream, steps: { commit(): Promise<void>; abort(): Promise<void>; onError(error: unknown): void }) {
+  constructor(stream: PooledFileWriter, steps: { commit(): Promise<void>; abort(): Promise<void>; onError(error: unknown): void }) {
     this.stream = stream;
     this.#steps = steps;
     // A disk error ends the copy, never the download: the pipe from the body drops this stream.
