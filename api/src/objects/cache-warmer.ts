@@ -54,7 +54,7 @@ export class CacheWarmer {
   readonly #rounds = new Set<Promise<WarmRound>>();
   #warmedVersion: string | undefined;
   #lastRound: WarmRound | undefined;
-  #onError: (error: unknown, what: string) => void;
+  readonly #onError: (error: unknown, what: string) => void;
 
   constructor(options: CacheWarmerOptions) {
     if (!Number.isInteger(options.concurrency) || options.concurrency < 0 || options.concurrency > 2) {
