@@ -21,9 +21,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { type FileHandle, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { ObjectInfo, ObjectStore } from '@uda/shared/object-store';
 import { PooledFileWriter } from './pooled-file-writer.ts';
+import { copyObject, type CopyObject } from './copy-object.ts';
 
 export interface ObjectCacheOptions {
   readonly dir: string;
@@ -114,20 +114,57 @@ export class ObjectCache {
   /**
    * A fill for a whole-object read of this version, or undefined when it should not be cached
    * now: the cache is off, the object is cached or being cached already, or no room can be made.
-   * `keep` names objects whose cached files must not be evicted to make that room (the warm-up
-   * never evicts what it has just warmed).
    */
-  startFill(info: ObjectInfo, keep: readonly ObjectInfo[] = []): CacheFill | undefined {
+  startFill(info: ObjectInfo): CacheFill | undefined {
+    const reservation = this.#reserve(info, []);
+    if (!reservation) return undefined;
+    return new CacheFill(new PooledFileWriter(reservation.path), {
+      ...reservation,
+      onError: (error) => this.#onError(error, `caching ${info.key} failed; it stays in the object store`),
+    });
+  }
+
+  /**
+   * Copies a whole object into the cache with no client attached; true when this call committed
+   * it. False when there was nothing to do (cached, being cached, no room), the copy failed
+   * (reported to `onError`; a changed object is a failure) or `signal` aborted it. Either way no
+   * partial file stays behind. `copy` does the copying (the warm-up's runs in a worker thread);
+   * by default `copyObject` in this thread. `keep` names objects whose cached files must not be
+   * evicted to make room (the warm-up never evicts what it warms for).
+   */
+  async copyIn(store: ObjectStore, info: ObjectInfo, options: { signal?: AbortSignal; keep?: readonly ObjectInfo[]; copy?: CopyObject } = {}): Promise<boolean> {
+    const { signal } = options;
+    if (signal?.aborted) return false;
+    const reservation = this.#reserve(info, options.keep ?? []);
+    if (!reservation) return false;
+    try {
+      await (options.copy ?? ((object, path) => copyObject(store, object, path, signal)))(info, reservation.path, signal);
+      await reservation.commit();
+      return true;
+    } catch (error) {
+      if (!signal?.aborted) this.#onError(error, `caching ${info.key} failed; it stays in the object store`);
+      await reservation.abort().catch((abortError: unknown) => this.#onError(abortError, `removing the partial copy of ${info.key} failed`));
+      return false;
+    }
+  }
+
+  /**
+   * Room and a temporary path for one object's file; undefined when the cache is off, the object
+   * is cached or being cached already, or no room can be made without evicting `keep`. `commit`
+   * checks the file's size and renames it into place; `abort` removes it and frees its room.
+   */
+  #reserve(info: ObjectInfo, keep: readonly ObjectInfo[]): { path: string; commit(): Promise<void>; abort(): Promise<void> } | undefined {
     const name = entryName(info);
     if (this.maxBytes <= 0 || this.#entries.has(name) || this.#filling.has(name)) return undefined;
     if (!this.#makeRoom(info.size, new Set(keep.map(entryName)))) return undefined;
     this.#filling.add(name);
     this.#heldBytes += info.size;
     const temp = join(this.dir, `${TEMP_PREFIX}${randomUUID()}`);
-    const stream = new PooledFileWriter(temp);
-    return new CacheFill(stream, {
+    return {
+      path: temp,
       commit: async () => {
-        if (stream.bytesWritten !== info.size) throw new Error(`fill of ${info.key} wrote ${stream.bytesWritten} of ${info.size} bytes`);
+        const { size } = await stat(temp);
+        if (size !== info.size) throw new Error(`fill of ${info.key} wrote ${size} of ${info.size} bytes`);
         await rename(temp, join(this.dir, name));
         this.#filling.delete(name);
         this.#entries.set(name, { path: join(this.dir, name), size: info.size });
@@ -137,33 +174,7 @@ export class ObjectCache {
         this.#heldBytes -= info.size;
         await rm(temp, { force: true });
       },
-      onError: (error) => this.#onError(error, `caching ${info.key} failed; it stays in the object store`),
-    });
-  }
-
-  /**
-   * Copies a whole object into the cache with no client attached; true when this call committed
-   * it. False when there was nothing to do (cached, being cached, no room), the object changed
-   * since `info` was read, the copy failed (reported to `onError`) or `signal` aborted it. Either
-   * way no partial file stays behind.
-   */
-  async copyIn(store: ObjectStore, info: ObjectInfo, options: { signal?: AbortSignal; keep?: readonly ObjectInfo[] } = {}): Promise<boolean> {
-    if (options.signal?.aborted) return false;
-    const fill = this.startFill(info, options.keep);
-    if (!fill) return false;
-    try {
-      const object = await store.get(info.key);
-      if (object?.etag !== info.etag || options.signal?.aborted) {
-        object?.body.destroy();
-        return await fill.finish(false);
-      }
-      await pipeline(object.body, fill.stream, options.signal ? { signal: options.signal } : {});
-      return await fill.finish(true);
-    } catch (error) {
-      // A failed pipeline has already handed its error to the fill's stream, which reports it.
-      if (!options.signal?.aborted && !fill.stream.errored) this.#onError(error, `caching ${info.key} failed; it stays in the object store`);
-      return fill.finish(false);
-    }
+    };
   }
 
   /**
