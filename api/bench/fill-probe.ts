@@ -40,5 +40,8 @@ async function once(kind: string): Promise<void> {
   const mb = (MB * 1024 * 1024) / 1e6;
   console.log(`${kind.padEnd(7)} ${(mb / (ms / 1000)).toFixed(0)} MB/s  user ${(used.user / 1000 / mb).toFixed(2)} sys ${(used.system / 1000 / mb).toFixed(2)} ms/MB  gc ${JSON.stringify(gcs)}`);
 }
-for (let i = 0; i < 3; i++) for (const kind of ['drain', 'stream', 'pooled']) await once(kind);
+const retained: unknown[] = [];
+if (process.env.HEAP_MB) for (let i = 0; i < Number(process.env.HEAP_MB) * 1024 * 10; i++) retained.push({ a: i, b: String(i), c: [i, i + 1] });
+console.log('heap used MB', (process.memoryUsage().heapUsed / 1e6).toFixed(0));
+for (let i = 0; i < 2; i++) for (const kind of ['drain', 'pooled']) await once(kind);
 s3.child.kill('SIGKILL');

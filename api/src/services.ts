@@ -35,10 +35,11 @@ import { requireKey } from './middleware/require-key/index.ts';
 import { resolveSecrets } from './secrets.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { join } from 'node:path';
-import { createObjectStore, type ObjectStore } from '@uda/shared/object-store';
+import { createObjectStore, objectStoreEnv, type ObjectStore } from '@uda/shared/object-store';
 import { ObjectCache } from './objects/object-cache.ts';
 import { CacheWarmer } from './objects/cache-warmer.ts';
 import { DownloadCounts } from './objects/download-counts.ts';
+import { ObjectCopier } from './objects/object-copier.ts';
 import { KnexStaleCopyStore } from './live/copies.ts';
 import { DEFAULT_ETIQUETTE } from './live/etiquette.ts';
 import { MemoryEtiquette } from './live/etiquette-memory.ts';
@@ -193,6 +194,8 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     store,
     manifests,
     downloads,
+    // The store settings only, not the rest of the config (secrets), go to the worker thread.
+    copier: new ObjectCopier(Object.fromEntries([...Object.keys(objectStoreEnv), 'DATA_DIR'].map((key) => [key, config[key as keyof ApiConfig]]))),
     concurrency: config.OBJECT_CACHE_WARM_CONCURRENCY,
     pollMs: config.OBJECT_CACHE_WARM_POLL_MS,
     metrics,

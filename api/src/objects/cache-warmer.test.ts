@@ -11,7 +11,7 @@ import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { type Manifest, manifestSchema, newVersion, versionPrefix } from '@uda/shared/manifest';
 import { S3Store } from '@uda/shared/object-store';
 import { createTestBucket, type TestBucket } from '@uda/test-support/s3';
@@ -19,6 +19,7 @@ import { reader } from '@uda/test-support/metrics';
 import { Metrics } from '../metrics.ts';
 import { CacheWarmer, type WarmRound } from './cache-warmer.ts';
 import { DownloadCounts } from './download-counts.ts';
+import { ObjectCopier } from './object-copier.ts';
 import { ObjectCache } from './object-cache.ts';
 import { sendObject } from './send-object.ts';
 import { type S3Proxy, startS3Proxy } from './test/s3-proxy.ts';
@@ -78,17 +79,28 @@ async function openCache(maxBytes: number): Promise<{ cache: ObjectCache; metric
   return { cache, metrics, dir, errors };
 }
 
+/** Where the copies run: the API's way (a worker thread with its own store client), and this thread. */
+let inWorker = true;
+
 function warmerFor(cache: ObjectCache, published: Published, options: { downloads?: DownloadCounts; metrics?: Metrics; concurrency?: number } = {}): CacheWarmer {
-  return new CacheWarmer({
+  const settings = { S3_BUCKET: bucket.bucket, S3_ENDPOINT: proxy.endpoint, S3_REGION: bucket.env.S3_REGION ?? 'us-east-1', S3_ACCESS_KEY_ID: bucket.env.S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY: bucket.env.S3_SECRET_ACCESS_KEY, S3_FORCE_PATH_STYLE: true, S3_PART_SIZE_MB: 5, DATA_DIR: tmpdir() };
+  const warmer = new CacheWarmer({
     cache,
     store,
+    ...(inWorker ? { copier: new ObjectCopier(settings) } : {}),
     manifests: { current: async () => published.manifest },
     downloads: options.downloads ?? new DownloadCounts(),
     concurrency: options.concurrency ?? 1,
     pollMs: 60_000,
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });
+  warmers.push(warmer);
+  return warmer;
 }
+const warmers: CacheWarmer[] = [];
+afterEach(async () => {
+  for (const warmer of warmers.splice(0)) await warmer.stop();
+});
 
 /** An HTTP server that serves `/<key>` with sendObject through `cache` from the proxied store. */
 async function serve(cache: ObjectCache): Promise<string> {
@@ -124,7 +136,11 @@ async function until(condition: () => boolean | Promise<boolean>): Promise<void>
   while (!(await condition())) await new Promise((r) => setTimeout(r, 5));
 }
 
-describe('cache warm-up', () => {
+describe.each([['in a worker thread', true], ['in the calling thread', false]])('cache warm-up, copies %s', (_where, worker) => {
+  beforeAll(() => {
+    inWorker = worker;
+  });
+
   it('copies a new version into the cache, most downloaded first; its first downloads then read nothing from S3', async () => {
     const published = await publish({ 'a.zip': MB, 'b.zip': MB + 1, 'c.zip': MB + 2 });
     const keys = ['a.zip', 'b.zip', 'c.zip'].map(published.keyOf);

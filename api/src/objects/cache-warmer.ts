@@ -9,14 +9,16 @@
  * bound. It never evicts a file it is warming for: each copy may evict older entries (previous
  * versions, stale results) but names the files of the plan as ones to keep, and the files of the
  * plan add up to at most the bound. At most `concurrency` copies run at once, so request traffic
- * keeps the rest of the pod; `stop()` cancels the copies in flight (their temporary files go) and
- * waits for them.
+ * keeps the rest of the pod, and they run in a worker thread (`object-copier.ts`), so the garbage
+ * collections that reading S3 sets off do not pause request handling; `stop()` cancels the copies
+ * in flight (their temporary files go) and waits for them.
  *
  * A download that arrives while its file is being warmed finds it neither cached nor fillable (one
  * copy per object) and streams from S3, as it would without the warm-up.
  */
 import type { Manifest } from '@uda/shared/manifest';
 import type { ObjectInfo, ObjectStore } from '@uda/shared/object-store';
+import type { CopyObject } from './copy-object.ts';
 import type { DownloadCounts } from './download-counts.ts';
 import type { ObjectCache } from './object-cache.ts';
 
@@ -26,6 +28,8 @@ export interface CacheWarmerOptions {
   /** The current export manifest (`Manifests.current`); undefined before the first export. */
   readonly manifests: { current(): Promise<Manifest | undefined> };
   readonly downloads: DownloadCounts;
+  /** Runs the copies off the main thread (`object-copier.ts`); `stop()` closes it. Unset: copies run in this thread. */
+  readonly copier?: { readonly copy: CopyObject; close(): Promise<void> };
   /** Copies at once, 1 or 2; 0 turns warming off. */
   readonly concurrency: number;
   readonly pollMs: number;
@@ -118,7 +122,8 @@ export class CacheWarmer {
     let next = 0;
     const worker = async () => {
       for (let file = plan[next++]; file && !this.#abort.signal.aborted; file = plan[next++]) {
-        if (await this.#options.cache.copyIn(this.#options.store, file.info, { signal: this.#abort.signal, keep })) {
+        const copy = this.#options.copier?.copy;
+        if (await this.#options.cache.copyIn(this.#options.store, file.info, { signal: this.#abort.signal, keep, ...(copy ? { copy } : {}) })) {
           warmed.push(file.name);
           this.#options.metrics?.cacheWarmed(file.info.size);
         }
@@ -135,6 +140,7 @@ export class CacheWarmer {
     this.#abort.abort();
     clearTimeout(this.#timer);
     await Promise.allSettled([this.#polling, ...this.#rounds]);
+    await this.#options.copier?.close();
   }
 
   /** The files to warm, in order, with their current store metadata; skipped: gone ones and those over the bound. */
