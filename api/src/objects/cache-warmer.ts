@@ -28,7 +28,7 @@ export interface CacheWarmerOptions {
   /** The current export manifest (`Manifests.current`); undefined before the first export. */
   readonly manifests: { current(): Promise<Manifest | undefined> };
   readonly downloads: DownloadCounts;
-  /** Runs the copies off the main thread (`object-copier.ts`); `stop()` closes it. Unset: copies run in this thread. */
+  /** Runs the copies off the main thread (`object-copier.ts`); closed after each round and by `stop()`. Unset: copies run in this thread. */
   readonly copier?: { readonly copy: CopyObject; close(): Promise<void> };
   /** Copies at once, 1 or 2; 0 turns warming off. */
   readonly concurrency: number;
@@ -130,6 +130,8 @@ export class CacheWarmer {
       }
     };
     await Promise.all(Array.from({ length: this.#options.concurrency }, worker));
+    // Publishes are hours apart: the worker's memory (its own heap and S3 client) is not kept meanwhile.
+    await this.#options.copier?.close();
     const round = { version: manifest.version, warmed };
     if (!this.#abort.signal.aborted) this.#lastRound = round;
     return round;
