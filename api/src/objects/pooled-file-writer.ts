@@ -48,7 +48,12 @@ export class PooledFileWriter extends Writable {
 
   override _final(callback: (error?: Error | null) => void): void {
     const last = this.#filled > 0 ? this.#flush() : Promise.resolve();
-    last.then(() => Promise.all(this.#writes)).then(() => callback(), callback);
+    // Flushed to disk before the cache commits it: otherwise the kernel writes the file back while
+    // its first downloads read it, and they compete for the disk and the CPU.
+    last
+      .then(() => Promise.all(this.#writes))
+      .then(() => this.#file?.datasync())
+      .then(() => callback(), callback);
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
