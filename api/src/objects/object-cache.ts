@@ -240,8 +240,7 @@ export class CacheFill {
     // A disk error ends the copy, never the download: the pipe from the body drops this stream.
     stream.on('error', (error) => {
       this.#failed = true;
-      // A cancelled copy (shutdown) is no failure worth a warning.
-      if (error.name !== 'AbortError') steps.onError(error);
+      steps.onError(error);
     });
   }
 
