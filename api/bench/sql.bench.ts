@@ -3,29 +3,33 @@
  *   1. `POST /api/v1/query` end to end against calling the runner directly, for the runner
  *      benchmark's queries (the API's overhead ratio; goal ≤ 10% for queries over 50 ms);
  *   2. a 200 MB export download through the API against a direct GET of the same object from the
- *      S3-compatible server (goal ≥ 90%: a download through the API should cost little over the
- *      store's own speed): the first download (cold: from S3, filling the
- *      API's disk cache) and the median of three more (warm: from the cache), each with the API's
- *      CPU ms per MB, and the API's peak RSS (goal: flat).
+ *      S3-compatible server: a new export version is published while the API runs, the API's
+ *      warm-up copies it into its disk cache (its MB/s and CPU ms per MB), then the first download
+ *      of the new version on the pod (goal ≥ 90% of direct) and a repeat download (goal ≥ 100%),
+ *      each with the API's CPU ms per MB; medians over three publishes; and the API's peak RSS.
  * Every process is separate: s3rver, one runner, the API, and this client.
  * Env: BENCH_ROWS (2,000,000), BENCH_ITERATIONS (20), BENCH_EXPORT_MB (200, or a list such as
  * `50,200` to compare peak RSS across sizes), BENCH_PARTS (`queries,export`), BENCH_CPU_PROF (a
  * folder: the API and the runner write `--cpu-prof` profiles there when the run ends), BENCH_PHASES
  * (any value: the API prints, on exit, the mean wall time of each service call it made),
  * BENCH_OBJECT_CACHE_MB (the API's OBJECT_CACHE_MAX_MB; 0 serves every download from S3, the
- * baseline without the cache), BENCH_DATABASE_URL, BENCH_REDIS_URL, S3_ENDPOINT/S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY (an
+ * baseline without the cache), BENCH_WARM (0: no warm-up, the first download streams from S3 while
+ * it fills the cache), BENCH_DATABASE_URL, BENCH_REDIS_URL, S3_ENDPOINT/S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY (an
  * external S3 instead of s3rver).
  */
 import type { ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { MANIFEST_KEY, newVersion, versionManifestKey, versionPrefix } from '@uda/shared/manifest';
 import { S3Store } from '@uda/shared/object-store';
 import { RESULT_ENVELOPE_TYPE } from '@uda/shared/runner-contract';
 import { RUNNER_AUTH, startChild, waitReady } from '@uda/test-support/runner-harness';
+import { entryName } from '../src/objects/object-cache.ts';
+import { Manifests } from '../src/sql/export-version.ts';
 import { type BenchBlob, BLOB_NAMES, benchDatabase, bigFile, createBenchDatabase, publish, spawnJson } from './sql-fixtures.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 2_000_000);
@@ -34,6 +38,9 @@ const EXPORT_SIZES_MB = (process.env.BENCH_EXPORT_MB ?? '200').split(',').map(Nu
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'queries,export').split(','));
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 const OBJECT_CACHE_MB = process.env.BENCH_OBJECT_CACHE_MB ?? '1024';
+const WARM = process.env.BENCH_WARM !== '0' && OBJECT_CACHE_MB !== '0';
+/** New export versions the export part publishes; each gives one first download. */
+const PUBLISHES = 3;
 const PROFILE_ARGS = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [];
 const NODE = join(process.cwd(), 'node_modules/.bin/node');
 
@@ -124,14 +131,14 @@ async function main(): Promise<void> {
   const api = await spawnJson<{ url: string; apiKey: string }>(NODE, [
     ...PROFILE_ARGS,
     join(import.meta.dirname, 'sql-server.ts'),
-    JSON.stringify({ ...s3Env, QUERY_RUNNER_URLS: runner.url, DATABASE_URL: database.url, REDIS_URL: database.redisUrl, DATA_DIR: join(work.dir, 'api'), OBJECT_CACHE_MAX_MB: OBJECT_CACHE_MB }),
+    JSON.stringify({ ...s3Env, QUERY_RUNNER_URLS: runner.url, DATABASE_URL: database.url, REDIS_URL: database.redisUrl, DATA_DIR: join(work.dir, 'api'), OBJECT_CACHE_MAX_MB: OBJECT_CACHE_MB, OBJECT_CACHE_WARM_CONCURRENCY: WARM ? '1' : '0', OBJECT_CACHE_WARM_POLL_MS: '200' }),
   ]);
   try {
     const auth = { authorization: `Bearer ${api.info.apiKey}`, 'content-type': 'application/json' };
     if (PARTS.has('queries')) await benchQueries(runner.url, api.info.url, { api: api.child.pid!, runner: runner.child.pid! }, auth);
-    if (blobs.length > 0) await benchExports(store, api.info.url, api.child.pid!, auth, blobs);
+    if (blobs.length > 0) await benchExports(store, api.info.url, api.child.pid!, auth, blobs, join(work.dir, 'api', 'object-cache'));
     process.stdout.write(
-      `\ncommand: npm run bench:sql (BENCH_ROWS=${ROWS}, BENCH_ITERATIONS=${ITERATIONS}, BENCH_EXPORT_MB=${sizes.join(',')}, BENCH_PARTS=${[...PARTS].join(',')}, BENCH_OBJECT_CACHE_MB=${OBJECT_CACHE_MB}); S3 ${s3.endpoint}\n`,
+      `\ncommand: npm run bench:sql (BENCH_ROWS=${ROWS}, BENCH_ITERATIONS=${ITERATIONS}, BENCH_EXPORT_MB=${sizes.join(',')}, BENCH_PARTS=${[...PARTS].join(',')}, BENCH_OBJECT_CACHE_MB=${OBJECT_CACHE_MB}, BENCH_WARM=${WARM ? 1 : 0}); S3 ${s3.endpoint}\n`,
     );
   } finally {
     await Promise.all([stop(api.child), stop(runner.child)]);
@@ -232,14 +239,22 @@ function printRow(name: string, row: RaceRow): void {
   process.stdout.write(`${name.padEnd(16)} ${cells.join(' ')}\n`);
 }
 
-async function benchExports(store: S3Store, apiUrl: string, apiPid: number, auth: Record<string, string>, blobs: readonly BenchBlob[]): Promise<void> {
+/**
+ * The export part. The API warmed the first version at start-up; this publishes a new version of
+ * the export files (new objects, the same bytes) while the API runs, as the exporter does, and
+ * measures: the warm-up's copy (from its temporary file appearing to its commit, and the API's CPU
+ * meanwhile), then a direct S3 GET, the first download of the new version on this pod and a repeat
+ * download, in turns; three publishes, medians of each. BENCH_WARM=0 turns the warm-up off: the first download then streams from
+ * S3 while it fills the cache (the cold path).
+ */
+async function benchExports(store: S3Store, apiUrl: string, apiPid: number, auth: Record<string, string>, blobs: readonly BenchBlob[], cacheDir: string): Promise<void> {
   // One download through the API: its MB/s, and the API's CPU ms per MB (a figure load barely moves).
   // Read with node:http, the client the direct S3 GET uses too: fetch (undici) costs this process
   // more CPU per byte, which on 2 cores showed up as a slower API.
-  const viaApi = async (blob: BenchBlob) => {
+  const viaApi = async (blob: BenchBlob, version: string) => {
     const cpuBefore = cpuMs(apiPid);
     const start = performance.now();
-    const bytes = await httpDrain(`${apiUrl}/api/v1/export/${blob.name}`, auth);
+    const bytes = await httpDrain(`${apiUrl}/api/v1/export/${blob.name}?version=${version}`, auth);
     const megabytes = bytes / 1e6;
     return { mbS: megabytes / ((performance.now() - start) / 1000), cpuPerMb: (cpuMs(apiPid) - cpuBefore) / megabytes };
   };
@@ -250,27 +265,89 @@ async function benchExports(store: S3Store, apiUrl: string, apiPid: number, auth
     for await (const chunk of object.body) bytes += (chunk as Buffer).length;
     return bytes / 1e6 / ((performance.now() - start) / 1000);
   };
-  for (const blob of blobs) {
-    const rssBefore = statusKb(apiPid, 'VmRSS') / 1024;
-    let cold = { mbS: NaN, cpuPerMb: NaN };
-    const warm: { mbS: number; cpuPerMb: number }[] = [];
-    const s3: number[] = [];
-    const peak = await peakRssDuring(apiPid, async () => {
-      cold = await viaApi(blob);
-      for (let i = 0; i < 3; i++) {
-        warm.push(await viaApi(blob));
-        s3.push(await direct(blob));
+  if (WARM) await warmedAll(store, cacheDir, blobs);
+  // One untimed download of the current version first, as a pod that has served before would be
+  // (first-call costs: JIT, connections); with the warm-up on, it comes from the cache.
+  const current = (await new Manifests(store).current())!.version;
+  for (const blob of blobs) await viaApi(blob, current);
+  const rssBefore = statusKb(apiPid, 'VmRSS') / 1024;
+  type Figures = { mbS: number; cpuPerMb: number };
+  const figures = new Map(blobs.map((blob) => [blob, { s3: [] as number[], copy: [] as Figures[], first: [] as Figures[], repeat: [] as Figures[] }]));
+  const peak = await peakRssDuring(apiPid, async () => {
+    for (let i = 0; i < PUBLISHES; i++) {
+      const cpuBefore = cpuMs(apiPid);
+      const version = await republish(store, blobs);
+      if (WARM) for (const blob of blobs) figures.get(blob)!.copy.push(await warmCopy(store, cacheDir, blob, apiPid));
+      if (WARM) log(`publish ${i + 1}: warm-up done; API CPU since the publish ${(cpuMs(apiPid) - cpuBefore).toFixed(0)} ms`);
+      // Direct, first, repeat in turns, so a load that changes during the run hits all three alike.
+      for (const blob of blobs) {
+        const row = figures.get(blob)!;
+        row.s3.push(await direct(blob));
+        row.first.push(await viaApi(blob, version));
+        row.repeat.push(await viaApi(blob, version));
       }
-    });
-    const s3MbS = median(s3);
-    const row = (name: string, figures: { mbS: number; cpuPerMb: number }) =>
-      `${name} ${figures.mbS.toFixed(0)} MB/s, ${((100 * figures.mbS) / s3MbS).toFixed(0)}% of direct; API CPU ${figures.cpuPerMb.toFixed(2)} ms/MB\n`;
-    process.stdout.write(`\n${blob.megabytes} MB export download (object cache ${OBJECT_CACHE_MB} MB); direct from S3 ${s3MbS.toFixed(0)} MB/s (median of 3)\n`);
-    process.stdout.write(row('cold (first download, from S3):   ', cold));
-    process.stdout.write(row('warm (median of 3 more, cached):  ', { mbS: median(warm.map((w) => w.mbS)), cpuPerMb: median(warm.map((w) => w.cpuPerMb)) }));
-    process.stdout.write(`API RSS before these downloads ${rssBefore.toFixed(0)} MB, peak during them ${peak.toFixed(0)} MB\n`);
+    }
+  });
+  const medianOf = (xs: Figures[]) => ({ mbS: median(xs.map((x) => x.mbS)), cpuPerMb: median(xs.map((x) => x.cpuPerMb)) });
+  for (const [blob, row] of figures) {
+    const s3MbS = median(row.s3);
+    const line = (name: string, f: Figures) => `${name} ${f.mbS.toFixed(0)} MB/s, ${((100 * f.mbS) / s3MbS).toFixed(0)}% of direct; API CPU ${f.cpuPerMb.toFixed(2)} ms/MB\n`;
+    process.stdout.write(`\n${blob.megabytes} MB export download (object cache ${OBJECT_CACHE_MB} MB, warm-up ${WARM ? 'on' : 'off'}), medians over ${PUBLISHES} publishes\n`);
+    process.stdout.write(`direct S3 GET:                               ${s3MbS.toFixed(0)} MB/s\n`);
+    if (WARM) {
+      const copy = medianOf(row.copy);
+      process.stdout.write(`warm-up copy S3 → cache (after the publish):  ${copy.mbS.toFixed(0)} MB/s; API CPU ${copy.cpuPerMb.toFixed(2)} ms/MB\n`);
+    }
+    process.stdout.write(line(WARM ? 'first download after publish (warmed):     ' : 'first download after publish (cold, S3):   ', medianOf(row.first)));
+    process.stdout.write(line('repeat download (cached):                  ', medianOf(row.repeat)));
   }
+  process.stdout.write(`API RSS before the publish ${rssBefore.toFixed(0)} MB, peak from the publish to the last download ${peak.toFixed(0)} MB\n`);
   process.stdout.write(`API peak RSS over the whole run (VmHWM) ${(statusKb(apiPid, 'VmHWM') / 1024).toFixed(0)} MB\n`);
+}
+
+/** Publishes a new export version whose bench files are new objects (the same bytes); its version. */
+async function republish(store: S3Store, blobs: readonly BenchBlob[]): Promise<string> {
+  const current = (await new Manifests(store).current())!;
+  const version = newVersion(new Date(), randomBytes(3).toString('hex'));
+  const files = [];
+  for (const file of current.files) {
+    const blob = blobs.find((b) => b.name === file.name);
+    if (!blob) {
+      files.push(file);
+      continue;
+    }
+    blob.key = `${versionPrefix(version)}${blob.name}`;
+    const info = await store.putFile(blob.key, blob.path, { contentType: file.content_type });
+    files.push({ ...file, key: info.key, etag: info.etag });
+  }
+  const manifest = JSON.stringify({ ...current, version, built_at: new Date().toISOString(), files });
+  await store.putBytes(versionManifestKey(version), manifest, { contentType: 'application/json' });
+  await store.putBytes(MANIFEST_KEY, manifest, { contentType: 'application/json' });
+  return version;
+}
+
+/** Waits until the API's cache holds every bench file of the current version (the start-up warm-up). */
+async function warmedAll(store: S3Store, cacheDir: string, blobs: readonly BenchBlob[]): Promise<void> {
+  for (const blob of blobs) {
+    const path = join(cacheDir, entryName((await store.head(blob.key))!));
+    while (!existsSync(path)) await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Times the warm-up's copy of one file: from its temporary file appearing in the cache folder to the
+ * committed file appearing (sampled every 5 ms), and the API's CPU over that span.
+ */
+async function warmCopy(store: S3Store, cacheDir: string, blob: BenchBlob, apiPid: number): Promise<{ mbS: number; cpuPerMb: number }> {
+  const info = (await store.head(blob.key))!;
+  const path = join(cacheDir, entryName(info));
+  const filling = () => readdirSync(cacheDir).some((name) => name.startsWith('.fill-'));
+  while (!filling() && !existsSync(path)) await new Promise((r) => setTimeout(r, 5));
+  const cpuBefore = cpuMs(apiPid);
+  const start = performance.now();
+  while (!existsSync(path)) await new Promise((r) => setTimeout(r, 5));
+  const megabytes = info.size / 1e6;
+  return { mbS: megabytes / ((performance.now() - start) / 1000), cpuPerMb: (cpuMs(apiPid) - cpuBefore) / megabytes };
 }
 
 await main();

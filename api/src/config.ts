@@ -69,6 +69,19 @@ export const apiEnv = z
       .max(1_048_576)
       .default(1024)
       .describe('Most MB the object cache holds on disk (least recently used files go first); 0 disables it. Used with S3 only'),
+    OBJECT_CACHE_WARM_CONCURRENCY: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(2)
+      .default(1)
+      .describe(
+        'Copies at once (1 or 2) that warm the object cache with each newly published export version, most downloaded files first and within OBJECT_CACHE_MAX_MB; 0 turns warming off',
+      ),
+    OBJECT_CACHE_WARM_POLL_MS: ms(3_600_000)
+      .min(50)
+      .default(15_000)
+      .describe('How often each pod reads the export manifest to warm its object cache with a new version'),
     QUERY_RUNNER_URLS: z
       .string()
       .default('http://127.0.0.1:8090')

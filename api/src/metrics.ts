@@ -17,6 +17,8 @@ export class Metrics {
   readonly backendUnavailable: Counter;
   readonly objectCacheLookups: Counter<'outcome'>;
   readonly objectCacheEvictions: Counter;
+  readonly objectCacheWarmed: Counter;
+  readonly objectCacheWarmedBytes: Counter;
   /** Read at scrape time: bytes the object cache holds on disk. */
   objectCacheBytes: () => number = () => 0;
   /** Read at scrape time: 1 while rate limits run on the in-process insurance limiter (Redis down). */
@@ -73,6 +75,12 @@ export class Metrics {
       registers,
     });
     this.objectCacheEvictions = new Counter({ name: 'uda_object_cache_evictions_total', help: 'Files evicted from the pod disk cache to make room', registers });
+    this.objectCacheWarmed = new Counter({
+      name: 'uda_object_cache_warmed_total',
+      help: 'Export files copied into the pod disk cache by the warm-up after a new export version was published',
+      registers,
+    });
+    this.objectCacheWarmedBytes = new Counter({ name: 'uda_object_cache_warmed_bytes_total', help: 'Bytes of the export files the warm-up copied into the pod disk cache', registers });
     const probes = { insurance: () => this.insuranceActive(), circuits: () => this.openCircuits(), cacheBytes: () => this.objectCacheBytes() };
     new Gauge({
       name: 'uda_object_cache_bytes',
@@ -117,5 +125,10 @@ export class Metrics {
 
   cacheEvicted(): void {
     this.objectCacheEvictions.inc();
+  }
+
+  cacheWarmed(bytes: number): void {
+    this.objectCacheWarmed.inc();
+    this.objectCacheWarmedBytes.inc(bytes);
   }
 }

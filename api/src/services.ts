@@ -35,8 +35,11 @@ import { requireKey } from './middleware/require-key/index.ts';
 import { resolveSecrets } from './secrets.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { join } from 'node:path';
-import { createObjectStore, type ObjectStore } from '@uda/shared/object-store';
+import { createObjectStore, objectStoreEnv, type ObjectStore } from '@uda/shared/object-store';
 import { ObjectCache } from './objects/object-cache.ts';
+import { CacheWarmer } from './objects/cache-warmer.ts';
+import { DownloadCounts } from './objects/download-counts.ts';
+import { ObjectCopier } from './objects/object-copier.ts';
 import { KnexStaleCopyStore } from './live/copies.ts';
 import { DEFAULT_ETIQUETTE } from './live/etiquette.ts';
 import { MemoryEtiquette } from './live/etiquette-memory.ts';
@@ -104,6 +107,10 @@ export interface Services {
   readonly store: ObjectStore;
   /** The pod's disk cache of the store's immutable objects (export and result files). */
   readonly objectCache: ObjectCache;
+  /** Downloads per export file name in this pod: the warm-up's order. */
+  readonly downloads: DownloadCounts;
+  /** Copies each new export version into `objectCache`; `closeServices` stops it. */
+  readonly cacheWarmer: CacheWarmer;
   readonly runnerPool: RunnerPool;
   readonly runners: RunnerClient;
   /** The export manifests, the current one cached for a second (the SQL query id, export routes). */
@@ -180,6 +187,21 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   metrics.openCircuits = () => Object.fromEntries(Object.entries(live.breakers.states()).map(([source, state]) => [source, state === 'open']));
   const store = createObjectStore(config);
   const runners = new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS, token: secrets.runnerToken });
+  const manifests = new Manifests(store);
+  const downloads = new DownloadCounts();
+  const cacheWarmer = new CacheWarmer({
+    cache: objectCache,
+    store,
+    manifests,
+    downloads,
+    // The store settings only, not the rest of the config (secrets), go to the worker thread.
+    copier: new ObjectCopier(Object.fromEntries([...Object.keys(objectStoreEnv), 'DATA_DIR'].map((key) => [key, config[key as keyof ApiConfig]]))),
+    concurrency: config.OBJECT_CACHE_WARM_CONCURRENCY,
+    pollMs: config.OBJECT_CACHE_WARM_POLL_MS,
+    metrics,
+    onError: (err, what) => logger.warn({ err }, what),
+  });
+  cacheWarmer.start();
   return {
     config,
     logger,
@@ -198,9 +220,11 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     state: { ready: true },
     store,
     objectCache,
+    downloads,
+    cacheWarmer,
     runnerPool,
     runners,
-    manifests: new Manifests(store),
+    manifests,
     storedLookups: new StoredLookupCache(runners),
     fairShare: new FairShare({
       store:
@@ -296,6 +320,8 @@ function buildGuards(s: { backend: LimiterBackend; counters: Counters; limits: L
 }
 
 export async function closeServices(services: Services, options: { keepDb?: boolean } = {}): Promise<void> {
+  // Cancels the warm-up's copies; their temporary files are removed before the process ends.
+  await services.cacheWarmer.stop();
   // Refunds of deliveries cut by the shutdown, pending lookups and in-process leases are written before the database closes.
   services.billingLoops.stop();
   await services.billing.drain();

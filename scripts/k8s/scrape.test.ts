@@ -29,7 +29,7 @@ function conformingApi(): Registry {
   const duration = new Histogram({ name: 'uda_http_request_duration_seconds', help: 'h', labelNames: ['route', 'status_class'], registers: [registry] });
   duration.observe({ route: '/:source/:keywords', status_class: '2xx' }, 0.05);
   duration.observe({ route: '/api/v1/query', status_class: '5xx' }, 1.5);
-  for (const name of ['uda_refunds_total', 'uda_export_bytes_streamed_total', 'uda_query_backend_unavailable_total', 'uda_object_cache_evictions_total']) {
+  for (const name of ['uda_refunds_total', 'uda_export_bytes_streamed_total', 'uda_query_backend_unavailable_total', 'uda_object_cache_evictions_total', 'uda_object_cache_warmed_total', 'uda_object_cache_warmed_bytes_total']) {
     new Counter({ name, help: 'c', registers: [registry] });
   }
   new Gauge({ name: 'uda_insurance_limiter_active', help: 'g', registers: [registry] });

@@ -66,6 +66,9 @@ export function testConfig(overrides: Record<string, string> = {}): ApiConfig {
     QUERY_RUNNER_TOKEN: TEST_RUNNER_TOKEN,
     REDIS_URL: TEST_REDIS_URL,
     REDIS_KEY_PREFIX: uniquePrefix(),
+    // Off unless a test turns it on: a background copy would race the cache hits and misses, and
+    // the S3 reads, that other tests count.
+    OBJECT_CACHE_WARM_CONCURRENCY: '0',
     ...overrides,
   });
 }

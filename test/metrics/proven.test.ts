@@ -28,6 +28,8 @@ const PROVEN: Readonly<Record<string, string>> = {
   uda_object_cache_bytes: 'api/src/routes/exports/exports.metrics.test.ts',
   uda_refunds_total: 'api/src/routes/exports/exports.metrics.test.ts',
   uda_object_cache_evictions_total: 'api/src/objects/object-cache.test.ts',
+  uda_object_cache_warmed_total: 'api/src/routes/exports/exports.warm.test.ts',
+  uda_object_cache_warmed_bytes_total: 'api/src/routes/exports/exports.warm.test.ts',
   uda_credits_charged_micro_usd_total: 'api/src/routes/exports/exports.200.test.ts',
   uda_rate_limit_rejections_total: 'api/src/routes/lookups/lookups.metrics.test.ts',
   uda_insurance_limiter_active: 'api/src/limiter/insurance.metrics.test.ts',

@@ -13,14 +13,17 @@
  * the least recently used entries before a fill starts, and a fill that cannot get room does not
  * start. A file evicted while it is being served stays readable through its open descriptor.
  *
+ * Besides downloads, the warm-up (`cache-warmer.ts`) fills the cache with each new export version
+ * through `copyIn`, under the same bound and the same one-fill-per-object rule.
+ *
  * The cache is only ever a shortcut: when its folder cannot be used, every read goes to the store.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { type FileHandle, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { ObjectInfo, ObjectStore } from '@uda/shared/object-store';
+import { PooledFileWriter } from './pooled-file-writer.ts';
+import { copyObject, type CopyObject } from './copy-object.ts';
 
 export interface ObjectCacheOptions {
   readonly dir: string;
@@ -45,7 +48,6 @@ interface Entry {
 /** Committed entries are 64 hex characters; fills in progress start with this prefix. */
 const TEMP_PREFIX = '.fill-';
 const ENTRY_NAME = /^[0-9a-f]{64}$/;
-const FILL_BUFFER_BYTES = 1024 * 1024;
 
 export class ObjectCache {
   readonly dir: string;
@@ -114,17 +116,55 @@ export class ObjectCache {
    * now: the cache is off, the object is cached or being cached already, or no room can be made.
    */
   startFill(info: ObjectInfo): CacheFill | undefined {
+    const reservation = this.#reserve(info, []);
+    if (!reservation) return undefined;
+    return new CacheFill(new PooledFileWriter(reservation.path), {
+      ...reservation,
+      onError: (error) => this.#onError(error, `caching ${info.key} failed; it stays in the object store`),
+    });
+  }
+
+  /**
+   * Copies a whole object into the cache with no client attached; true when this call committed
+   * it. False when there was nothing to do (cached, being cached, no room), the copy failed
+   * (reported to `onError`; a changed object is a failure) or `signal` aborted it. Either way no
+   * partial file stays behind. `copy` does the copying (the warm-up's runs in a worker thread);
+   * by default `copyObject` in this thread. `keep` names objects whose cached files must not be
+   * evicted to make room (the warm-up never evicts what it warms for).
+   */
+  async copyIn(store: ObjectStore, info: ObjectInfo, options: { signal?: AbortSignal; keep?: readonly ObjectInfo[]; copy?: CopyObject } = {}): Promise<boolean> {
+    const { signal } = options;
+    if (signal?.aborted) return false;
+    const reservation = this.#reserve(info, options.keep ?? []);
+    if (!reservation) return false;
+    try {
+      await (options.copy ?? ((object, path) => copyObject(store, object, path, signal)))(info, reservation.path, signal);
+      await reservation.commit();
+      return true;
+    } catch (error) {
+      if (!signal?.aborted) this.#onError(error, `caching ${info.key} failed; it stays in the object store`);
+      await reservation.abort().catch((abortError: unknown) => this.#onError(abortError, `removing the partial copy of ${info.key} failed`));
+      return false;
+    }
+  }
+
+  /**
+   * Room and a temporary path for one object's file; undefined when the cache is off, the object
+   * is cached or being cached already, or no room can be made without evicting `keep`. `commit`
+   * checks the file's size and renames it into place; `abort` removes it and frees its room.
+   */
+  #reserve(info: ObjectInfo, keep: readonly ObjectInfo[]): { path: string; commit(): Promise<void>; abort(): Promise<void> } | undefined {
     const name = entryName(info);
-    if (this.maxBytes <= 0 || this.#entries.has(name) || this.#filling.has(name) || !this.#makeRoom(info.size)) return undefined;
+    if (this.maxBytes <= 0 || this.#entries.has(name) || this.#filling.has(name)) return undefined;
+    if (!this.#makeRoom(info.size, new Set(keep.map(entryName)))) return undefined;
     this.#filling.add(name);
     this.#heldBytes += info.size;
     const temp = join(this.dir, `${TEMP_PREFIX}${randomUUID()}`);
-    // A 16 KiB buffer (the default) paused the download after every 64 KiB socket chunk until the
-    // disk write returned; at 1 MiB, chunks that arrive during a write go down together (writev).
-    const stream = createWriteStream(temp, { flags: 'wx', highWaterMark: FILL_BUFFER_BYTES });
-    return new CacheFill(stream, {
+    return {
+      path: temp,
       commit: async () => {
-        if (stream.bytesWritten !== info.size) throw new Error(`fill of ${info.key} wrote ${stream.bytesWritten} of ${info.size} bytes`);
+        const { size } = await stat(temp);
+        if (size !== info.size) throw new Error(`fill of ${info.key} wrote ${size} of ${info.size} bytes`);
         await rename(temp, join(this.dir, name));
         this.#filling.delete(name);
         this.#entries.set(name, { path: join(this.dir, name), size: info.size });
@@ -134,41 +174,24 @@ export class ObjectCache {
         this.#heldBytes -= info.size;
         await rm(temp, { force: true });
       },
-      onError: (error) => this.#onError(error, `caching ${info.key} failed; it stays in the object store`),
-    });
+    };
   }
 
   /**
-   * Copies a whole object into the cache with no client attached. A range read of an object not
-   * cached yet asks for this: a Parquet reader's next ranges (DuckDB reads the footer, then row
-   * groups) then come from disk. A failure costs only the copy.
+   * A range read of an object not cached yet asks for a whole copy: a Parquet reader's next
+   * ranges (DuckDB reads the footer, then row groups) then come from disk. A failure costs only
+   * the copy.
    */
   fillInBackground(store: ObjectStore, info: ObjectInfo): void {
-    const fill = this.startFill(info);
-    if (!fill) return;
-    const copy = async (): Promise<boolean> => {
-      const object = await store.get(info.key);
-      if (object?.etag !== info.etag) {
-        object?.body.destroy();
-        return false;
-      }
-      await pipeline(object.body, fill.stream);
-      return true;
-    };
-    void copy().then(
-      (whole) => fill.finish(whole),
-      (error: unknown) => {
-        this.#onError(error, `caching ${info.key} failed; it stays in the object store`);
-        return fill.finish(false);
-      },
-    );
+    void this.copyIn(store, info);
   }
 
-  /** Evicts least recently used entries until `size` more bytes fit; false when they cannot. */
-  #makeRoom(size: number): boolean {
+  /** Evicts least recently used entries, but not `keep`, until `size` more bytes fit; false when they cannot. */
+  #makeRoom(size: number, keep: ReadonlySet<string> = new Set()): boolean {
     if (size > this.maxBytes) return false;
     for (const name of this.#entries.keys()) {
       if (this.#heldBytes + size <= this.maxBytes) break;
+      if (keep.has(name)) continue;
       this.#drop(name);
       this.#metrics?.cacheEvicted();
     }
@@ -207,11 +230,11 @@ export class ObjectCache {
  * store's body into `stream`, then calls `finish` with whether the whole body arrived.
  */
 export class CacheFill {
-  readonly stream: WriteStream;
+  readonly stream: PooledFileWriter;
   #failed = false;
   readonly #steps: { commit(): Promise<void>; abort(): Promise<void>; onError(error: unknown): void };
 
-  constructor(stream: WriteStream, steps: { commit(): Promise<void>; abort(): Promise<void>; onError(error: unknown): void }) {
+  constructor(stream: PooledFileWriter, steps: { commit(): Promise<void>; abort(): Promise<void>; onError(error: unknown): void }) {
     this.stream = stream;
     this.#steps = steps;
     // A disk error ends the copy, never the download: the pipe from the body drops this stream.
@@ -221,8 +244,11 @@ export class CacheFill {
     });
   }
 
-  /** Commits the file when the body arrived whole and was written whole; removes it otherwise. */
-  async finish(whole: boolean): Promise<void> {
+  /**
+   * Commits the file when the body arrived whole and was written whole; removes it otherwise.
+   * True when the file was committed.
+   */
+  async finish(whole: boolean): Promise<boolean> {
     if (whole && !this.#failed) {
       const written = await new Promise<boolean>((resolve) => {
         if (this.stream.closed) resolve(!this.stream.errored);
@@ -230,7 +256,8 @@ export class CacheFill {
       });
       if (written) {
         try {
-          return await this.#steps.commit();
+          await this.#steps.commit();
+          return true;
         } catch (error) {
           this.#steps.onError(error);
         }
@@ -238,9 +265,11 @@ export class CacheFill {
     }
     this.stream.destroy();
     await this.#steps.abort().catch((error: unknown) => this.#steps.onError(error));
+    return false;
   }
 }
 
-function entryName(info: ObjectInfo): string {
+/** The cache file name of an object version (exported for the benchmark, which waits for it). */
+export function entryName(info: ObjectInfo): string {
   return createHash('sha256').update(`${info.key}\n${info.etag}\n${info.size}`).digest('hex');
 }

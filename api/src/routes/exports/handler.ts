@@ -30,7 +30,10 @@ export function exportHandler(services: Services): RequestHandler {
       throw new ApiError(ErrorCode.EXPORT_UNAVAILABLE, {}, { 'Retry-After': '5' });
     });
     if (!info) throw new ApiError(ErrorCode.EXPORT_NOT_FOUND, { message: `Export ${target.downloadName} is gone; retry.` });
-    const delivery = await bill(services, req, res, sqlCallerOf(req), target, info.size, wouldSendBody(req, info));
+    const carriesBytes = wouldSendBody(req, info);
+    const delivery = await bill(services, req, res, sqlCallerOf(req), target, info.size, carriesBytes);
+    // The warm-up copies the most downloaded files of a new version first.
+    if (carriesBytes) services.downloads.count(target.file.name);
     res.setHeader('X-Service-Success', 'true');
     res.setHeader('X-Service-Message', `Download of ${target.downloadName} (export ${target.version}) succeeded.`);
     const outcome = await sendObject(req, res, {
