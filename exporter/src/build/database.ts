@@ -59,6 +59,10 @@ export async function openBuildDatabase(path: string, limits: DuckDbLimits): Pro
     threads: String(limits.threads),
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
+    // Memory DuckDB frees goes back to the system while the build runs, rather than staying in the
+    // process until the allocator's next flush: without it a stage starts above the limit with the
+    // previous stage's freed pages (pwc_papers peaked at 702 MB of RSS after food, 494 MB with it).
+    allocator_background_threads: 'true',
   });
   const connection = await instance.connect();
   // Progress is tracked (for `connection.progress`), never printed by DuckDB itself.

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { sourceOfTable } from '@uda/shared/catalog';
 import { SEARCH_TABLE_PREFIX, searchTable, searchTerms, searchTermsSql } from '@uda/shared/search';
-import { BM25, buildSearchIndexes, SEARCH_SPECS } from './search-index.ts';
+import { buildSearchIndexes, SEARCH_SPECS } from './search-index.ts';
+import { BM25 } from './search-spec.ts';
 
 let instance: DuckDBInstance;
 let connection: DuckDBConnection;

@@ -19,46 +19,17 @@
  * - `stats(documents)`: the collection size for the IDF.
  * - `idterms(term)`: the terms found only in id fields (tickers, arXiv ids), sorted: the runner
  *   never counts a typo on them, as an id is typed exactly or not at all.
+ *
+ * The build's SQL (`search-index-sql.ts`) works one slice of documents, then one range of terms, at
+ * a time, so that its memory is bounded by the slice sizes (`INDEX_SLICING`), not by a source's
+ * vocabulary.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { searchTable, searchTermsSql } from '@uda/shared/search';
-import { quoteIdent } from './database.ts';
-
-/** BM25 parameters (the usual defaults, as in Lucene and DuckDB's `fts`). */
-export const BM25 = { k1: 1.2, b: 0.75 } as const;
-
-interface SearchField {
-  readonly column: string;
-  readonly weight: number;
-  /** A whole-word match here ranks ahead of matches elsewhere (the lookup's "tier 2"). */
-  readonly primary?: boolean;
-  /**
-   * False: the field's terms are found but do not lengthen the document in BM25 (a company's
-   * share classes do not make its name count for less than a one-class company's).
-   */
-  readonly counted?: boolean;
-  /** An identifier (a ticker, an arXiv id): its terms get no typos. */
-  readonly id?: boolean;
-}
-
-export interface SearchSpec {
-  readonly source: string;
-  /** Source tables the documents read; the index is skipped when one was not built. */
-  readonly tables: readonly string[];
-  /** A SELECT with the key columns and one text column per field. */
-  readonly documents: string;
-  /** Tie order among equally ranked documents. */
-  readonly order: string;
-  /** Columns kept in `docs` to join a page back to the source tables. */
-  readonly keys: readonly string[];
-  /** The page columns kept in `docs`: a SELECT with the key columns and one column per page column. */
-  readonly pageColumns?: string;
-  readonly fields: readonly SearchField[];
-  /** Fields whose whole text is compared with the keywords for exact and prefix matches. */
-  readonly titles: readonly string[];
-  /** List fields each of whose items is compared so (a company's tickers). */
-  readonly titleLists?: readonly string[];
-}
+import {
+  docsSql, dropScratchSql, outputTablesSql, SCRATCH, scratchTablesSql, sliceSql, stageSql, termRangeInserts, titleRangeInsert,
+} from './search-index-sql.ts';
+import type { SearchSpec } from './search-spec.ts';
+import { insertByRanges } from './sorted-runs.ts';
 
 export const SEARCH_SPECS: readonly SearchSpec[] = [
   {
@@ -160,61 +131,36 @@ export const SEARCH_SPECS: readonly SearchSpec[] = [
   },
 ];
 
-const STAGE = '_search_stage';
-const TERMS = '_search_terms';
-
-/** Every document's number and keys, with the page columns when the source has some. */
-function docsSelect(spec: SearchSpec): string {
-  const keys = spec.keys.map(quoteIdent);
-  if (!spec.pageColumns) return `SELECT doc, ${keys.join(', ')} FROM ${STAGE} ORDER BY doc`;
-  return `SELECT s.doc, ${keys.map((k) => `s.${k}`).join(', ')}, page.* EXCLUDE (${keys.join(', ')})
-    FROM ${STAGE} s LEFT JOIN (${spec.pageColumns}) page ON ${keys.map((k) => `page.${k} = s.${k}`).join(' AND ')}
-    ORDER BY s.doc`;
+/** How a source's build is cut up: the bounds of its statements' memory. */
+export interface IndexSlicing {
+  /** Documents whose terms are aggregated together (a scholarly abstract has a few hundred terms). */
+  readonly documents: number;
+  /** Rows sorted together when the runs are merged into the output tables. */
+  readonly rows: number;
 }
 
-/** The `CREATE` statements for one source's index, in order. Temporary tables are dropped at the end. */
-export function searchIndexSql(spec: SearchSpec): string[] {
-  const t = (kind: Parameters<typeof searchTable>[1]) => quoteIdent(searchTable(spec.source, kind));
-  const fieldTerms = spec.fields.map(
-    (f, i) => `SELECT doc, ${i} AS field, unnest(${searchTermsSql(quoteIdent(f.column))}) AS term FROM ${STAGE}`,
-  );
-  const weight = `CASE field ${spec.fields.map((f, i) => `WHEN ${i} THEN ${f.weight}`).join(' ')} END`;
-  const counted = fieldTerms.filter((_, i) => spec.fields[i]!.counted !== false);
-  // Every field counted: the lengths are the sums of the terms' tf, without reading the fields again.
-  const lengths = counted.length === fieldTerms.length
-    ? `SELECT doc, sum(tf) AS len FROM ${TERMS} GROUP BY doc`
-    : `SELECT doc, sum(${weight}) AS len FROM (${counted.join(' UNION ALL ')}) WHERE term <> '' GROUP BY doc`;
-  const primary = spec.fields.flatMap((f, i) => (f.primary ? [i] : []));
-  const ids = spec.fields.flatMap((f, i) => (f.id ? [i] : []));
-  const titleTerms = (column: string) => `list_filter(${searchTermsSql(quoteIdent(column))}, lambda x: x <> '')`;
-  return [
-    `CREATE TEMP TABLE ${STAGE} AS SELECT row_number() OVER (ORDER BY ${spec.order})::INTEGER AS doc, * FROM (${spec.documents})`,
-    `CREATE TABLE ${t('docs')} AS ${docsSelect(spec)}`,
-    // A page's documents are then read through the key's index, not by a scan of every document.
-    `ALTER TABLE ${t('docs')} ADD PRIMARY KEY (doc)`,
-    `CREATE TEMP TABLE ${TERMS} AS
-       SELECT term, doc, sum(${weight})::DOUBLE AS tf, bool_or(field IN (${primary.join(', ') || '-1'})) AS in_primary,
-              bool_or(field NOT IN (${ids.join(', ') || '-1'})) AS in_text
-       FROM (${fieldTerms.join(' UNION ALL ')}) WHERE term <> '' GROUP BY term, doc`,
-    `CREATE TABLE ${t('stats')} AS SELECT (SELECT count(*) FROM ${STAGE})::BIGINT AS documents`,
-    `CREATE TABLE ${t('postings')} AS
-       WITH lengths AS (${lengths}),
-            average AS (SELECT coalesce(sum(len) / nullif((SELECT documents FROM ${t('stats')}), 0), 1) AS avg_len FROM lengths)
-       SELECT p.term, p.doc, p.tf, p.in_primary,
-              (${BM25.k1} * (1 - ${BM25.b} + ${BM25.b} * coalesce(l.len, 0) / greatest(a.avg_len, 1e-9)))::DOUBLE AS norm
-       FROM ${TERMS} p LEFT JOIN lengths l USING (doc) CROSS JOIN average a
-       ORDER BY p.term, p.doc`,
-    `CREATE TABLE ${t('titles')} AS
-       SELECT DISTINCT title, doc FROM (
-         ${[
-           ...spec.titles.map((c) => `SELECT array_to_string(${titleTerms(c)}, ' ') AS title, doc FROM ${STAGE}`),
-           ...(spec.titleLists ?? []).map((c) => `SELECT array_to_string(${titleTerms('item')}, ' ') AS title, doc FROM (SELECT doc, unnest(${quoteIdent(c)}) AS item FROM ${STAGE})`),
-         ].join(' UNION ALL ')})
-       WHERE title <> '' ORDER BY title, doc`,
-    `CREATE TABLE ${t('idterms')} AS SELECT term FROM ${TERMS} GROUP BY term HAVING NOT bool_or(in_text) ORDER BY term`,
-    `DROP TABLE ${TERMS}`,
-    `DROP TABLE ${STAGE}`,
-  ];
+export const INDEX_SLICING: IndexSlicing = { documents: 50_000, rows: 2_000_000 };
+
+/** Builds one source's index from its tables, which must all be in the database. */
+export async function buildSearchIndex(connection: DuckDBConnection, spec: SearchSpec, slicing: IndexSlicing = INDEX_SLICING): Promise<void> {
+  const run = async (statements: readonly string[]) => {
+    for (const sql of statements) await connection.run(sql);
+  };
+  try {
+    await run([stageSql(spec), ...docsSql(spec), ...scratchTablesSql(spec)]);
+    const documents = await countDocuments(connection);
+    for (let first = 1; first <= documents; first += slicing.documents) await run(sliceSql(spec, first, first + slicing.documents - 1));
+    await run(outputTablesSql(spec));
+    await insertByRanges(connection, { table: SCRATCH.terms, key: 'term', rowsPerRange: slicing.rows }, termRangeInserts(spec));
+    await insertByRanges(connection, { table: SCRATCH.titles, key: 'title', rowsPerRange: slicing.rows }, [titleRangeInsert(spec)]);
+  } finally {
+    await run(dropScratchSql());
+  }
+}
+
+async function countDocuments(connection: DuckDBConnection): Promise<number> {
+  const reader = await connection.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${SCRATCH.stage}`);
+  return Number(reader.getRowObjects()[0]!.n);
 }
 
 /** Builds the index of every stored source whose tables are all in the database. Returns the sources indexed. */
@@ -222,7 +168,7 @@ export async function buildSearchIndexes(connection: DuckDBConnection, builtTabl
   const indexed: string[] = [];
   for (const spec of SEARCH_SPECS) {
     if (!spec.tables.every((table) => builtTables.has(table))) continue;
-    for (const sql of searchIndexSql(spec)) await connection.run(sql);
+    await buildSearchIndex(connection, spec);
     indexed.push(spec.source);
   }
   return indexed;

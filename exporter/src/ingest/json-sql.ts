@@ -3,6 +3,9 @@
  * as JSON and checked for its JSON type before it is converted, so a number where a string belongs
  * is an error, not the text "5". A JSON array has no useful lines: errors name the item (0-based,
  * as the items are counted in the file).
+ *
+ * The file is never held whole: `read_json` parses an array in buffers as it streams it (counting
+ * the items of a 264 MB papers file at scale 1 raised RSS by 48 MB, under a 200 MB DuckDB limit).
  */
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
