@@ -217,12 +217,20 @@ export function searchIndexSql(spec: SearchSpec): string[] {
   ];
 }
 
+/**
+ * Builds one source's index once its tables are loaded. Its temporary tables are the connection's
+ * own, so sources may be indexed at once on separate connections (the export overlaps them with loads).
+ */
+export async function buildSearchIndex(connection: DuckDBConnection, spec: SearchSpec): Promise<void> {
+  for (const sql of searchIndexSql(spec)) await connection.run(sql);
+}
+
 /** Builds the index of every stored source whose tables are all in the database. Returns the sources indexed. */
 export async function buildSearchIndexes(connection: DuckDBConnection, builtTables: ReadonlySet<string>): Promise<string[]> {
   const indexed: string[] = [];
   for (const spec of SEARCH_SPECS) {
     if (!spec.tables.every((table) => builtTables.has(table))) continue;
-    for (const sql of searchIndexSql(spec)) await connection.run(sql);
+    await buildSearchIndex(connection, spec);
     indexed.push(spec.source);
   }
   return indexed;
