@@ -74,7 +74,9 @@ async function measure(label: string, inputDir: string, kind: Kind, memoryLimit:
 
 function runChild(group: string, label: string, inputDir: string, kind: Kind, memoryLimit = EXPORT_DUCKDB_MEMORY_LIMIT): Figures {
   const args = [import.meta.filename, '--child', label, inputDir, kind, memoryLimit];
-  const child = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
+  // As the exporter's image sets it (exporter/Dockerfile): the overlapped stages need more than libuv's default 4 threads.
+  const env = { ...process.env, UV_THREADPOOL_SIZE: '8' };
+  const child = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20, env });
   if (child.status !== 0) throw new Error(`${label} run failed with exit code ${child.status}`);
   const lines = child.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
   const figures = lines.pop() as Omit<Figures, 'log' | 'group'>;

@@ -18,10 +18,11 @@ import type { ObjectStore } from '@uda/shared/object-store';
 import type { TableFile } from './build/files.ts';
 
 /**
- * Uploads at once: enough to hide an S3 round trip behind another file's transfer, few enough that
- * the build, which runs meanwhile, keeps the cores (the S3 store adds up to 4 parts per file).
+ * Uploads at once: enough to hide an S3 round trip behind another file's transfer (the S3 store
+ * sends up to 4 parts of a large file at once), few enough that the build, which runs meanwhile,
+ * keeps the cores and libuv's threads.
  */
-export const UPLOAD_CONCURRENCY = 4;
+export const UPLOAD_CONCURRENCY = 2;
 
 export interface Uploaded {
   readonly key: string;
