@@ -157,12 +157,8 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
   const progress = process.stderr.isTTY ? terminalSink(process.stderr) : logSink(log);
   try {
     const loaded = new Set<string>();
-    const wanted = new Set(tables.map((t) => t.name));
-    for (const table of tables) {
+    for (const table of loadOrder(tables)) {
       uploads.check();
-      // A table that drops repeated keys deletes rows before building its key; DuckDB keeps deleted
-      // rows in view of any older transaction still running, and the key build then sees them as
-      // duplicates. So such a table loads with the other connection idle.
       if (table.keepFirst) await queue.drained();
       queue.check();
       const rows = await loadOne(database.connection, table, buildDir, progress, log);
@@ -170,7 +166,7 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
       loaded.add(table.name);
       void queue.run(async () => (await tableFiles(background, table.name, rows, buildDir, log)).forEach((f) => publishTableFile(f, outputs))).catch(() => {});
       // Only in service.db (the lookups read it); the per-table files and zips are the catalog's tables.
-      for (const spec of SEARCH_SPECS.filter((s) => s.tables.includes(table.name) && s.tables.every((t) => loaded.has(t) && wanted.has(t)))) {
+      for (const spec of SEARCH_SPECS.filter((s) => s.tables.includes(table.name) && s.tables.every((t) => loaded.has(t)))) {
         void queue.run(() => stage(log, `search index ${spec.source}`, () => buildSearchIndex(background, spec))).catch(() => {});
       }
     }
@@ -195,6 +191,15 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
   ]));
   const [database_, parquetZip, csvZip, tableEntries] = bulk;
   return { files: [database_, parquetZip, csvZip, ...tableEntries], counts };
+}
+
+/**
+ * A table that drops repeated keys deletes rows before building its key; DuckDB keeps deleted rows
+ * in view of any older transaction still running, and the key build then sees them as duplicates.
+ * So such a table loads with the other connection idle, and first, when it has nothing to do yet.
+ */
+function loadOrder(tables: readonly TableSpec[]): TableSpec[] {
+  return [...tables.filter((t) => t.keepFirst), ...tables.filter((t) => !t.keepFirst)];
 }
 
 /** Loads one table into `service.db`, logging its time, rate and peak RSS (`table built`). */
