@@ -54,7 +54,7 @@ function tableRows(r: Figures) {
 function stageRows(r: Figures) {
   return r.log.flatMap((l) => {
     if (l.msg === 'stage built') return [{ stage: String(l.stage), 'seconds': n(l.seconds), 'peak RSS (MB)': n(l.peakRssMb) }];
-    if (l.msg === 'zip built') return [{ stage: `${String(l.stage)} (${n(l.sizeMb)} MB) done, since the first table`, 'seconds': n(l.seconds) }];
+    if (l.msg === 'zip built') return [{ stage: `${String(l.stage)} (${n(l.sizeMb)} MB) done, seconds since the build began`, 'seconds': n(l.seconds) }];
     return [];
   });
 }
