@@ -8,6 +8,8 @@
  * - the FLOOR (`floor.ts`): DuckDB reading each table's input and writing its Parquet file, nothing
  *   else; the whole export's time over the floor's is the overhead of everything the export adds;
  * - the whole export again under a lowered DuckDB memory limit (`--low-memory`), for its peak RSS.
+ * `--runs whole,csv,floor,low-memory` picks some of them. A failed run is reported with its profile
+ * up to the failure.
  *
  *   npm run bench:export                                   # the samples, scale 0.01 and 0.1
  *   npm run bench:export -- --scales 0.1
@@ -77,8 +79,9 @@ function runChild(group: string, label: string, inputDir: string, kind: Kind, me
   // As the exporter's image sets it (exporter/Dockerfile): the overlapped stages need more than libuv's default 4 threads.
   const env = { ...process.env, UV_THREADPOOL_SIZE: '8' };
   const child = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20, env });
-  if (child.status !== 0) throw new Error(`${label} run failed with exit code ${child.status}`);
-  const lines = child.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  const lines = child.stdout.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  // A failed run (out of memory under a lowered limit) still shows its profile up to the failure.
+  if (child.status !== 0) return { label, group, kind, memoryLimit, rows: 0, seconds: 0, peakRssMb: 0, cpuSeconds: 0, files: 0, bytes: 0, failed: `exit code ${child.status}`, log: lines };
   const figures = lines.pop() as Omit<Figures, 'log' | 'group'>;
   return { ...figures, group, log: lines };
 }
@@ -88,14 +91,17 @@ function option(name: string, otherwise: string): string {
   return at > 0 ? process.argv[at + 1]! : otherwise;
 }
 
-/** The four runs at one input folder. */
-function runsAt(label: string, inputDir: string, lowMemory: string): Figures[] {
-  return [
-    runChild(label, label, inputDir, 'whole'),
-    runChild(label, `${label}, CSV sources`, inputDir, 'csv'),
-    runChild(label, `${label}, FLOOR`, inputDir, 'floor'),
-    runChild(label, `${label}, memory_limit ${lowMemory}`, inputDir, 'whole', lowMemory),
-  ];
+const RUNS = ['whole', 'csv', 'floor', 'low-memory'] as const;
+
+/** The runs at one input folder (`--runs`, default all four). */
+function runsAt(label: string, inputDir: string, lowMemory: string, runs: readonly string[]): Figures[] {
+  const all = {
+    whole: () => runChild(label, label, inputDir, 'whole'),
+    csv: () => runChild(label, `${label}, CSV sources`, inputDir, 'csv'),
+    floor: () => runChild(label, `${label}, FLOOR`, inputDir, 'floor'),
+    'low-memory': () => runChild(label, `${label}, memory_limit ${lowMemory}`, inputDir, 'whole', lowMemory),
+  };
+  return RUNS.filter((run) => runs.includes(run)).map((run) => all[run]());
 }
 
 async function main(): Promise<void> {
@@ -106,21 +112,22 @@ async function main(): Promise<void> {
   const scales = scalesArg === 'none' ? [] : scalesArg.split(',').map(Number);
   const input = option('--input', '');
   const lowMemory = option('--low-memory', '600MB');
+  const runs = option('--runs', RUNS.join(',')).split(',');
   const results = [runChild('sample data', 'sample data', DATA, 'whole')];
   for (const scale of scales) {
     const generated = await mkdtemp(join(tmpdir(), `uda-bench-in-${scale}-`));
     try {
       await generateInputs(generated, scale, SEED);
-      results.push(...runsAt(`scale ${scale}`, generated, lowMemory));
+      results.push(...runsAt(`scale ${scale}`, generated, lowMemory, runs));
     } finally {
       await rm(generated, { recursive: true, force: true });
     }
   }
-  if (input) results.push(...runsAt(input, input, lowMemory));
+  if (input) results.push(...runsAt(input, input, lowMemory, runs));
 
   console.log('\nExport build benchmark (ingest → service.db → Parquet/CSV/zips → local object store); the machine may be shared, so CPU seconds are given beside wall seconds');
   for (const r of results) printRun(r, results);
-  const command = ['npm run bench:export --', `--scales ${scales.length ? scales.join(',') : 'none'}`, input ? `--input ${input}` : '', `--low-memory ${lowMemory}`].filter(Boolean).join(' ');
+  const command = ['npm run bench:export --', `--scales ${scales.length ? scales.join(',') : 'none'}`, input ? `--input ${input}` : '', `--runs ${runs.join(',')}`, `--low-memory ${lowMemory}`].filter(Boolean).join(' ');
   console.log(`\nDuckDB memory_limit ${EXPORT_DUCKDB_MEMORY_LIMIT} (lowered run: ${lowMemory}), threads ${EXPORT_DUCKDB_THREADS}; node ${process.version}, seed ${SEED}; reproduce with: ${command}`);
 }
 

@@ -21,6 +21,8 @@ export interface Figures {
   cpuSeconds: number;
   files: number;
   bytes: number;
+  /** Set when the run failed (its reason is on stderr above the figures). */
+  failed?: string;
   log: Record<string, unknown>[];
 }
 
@@ -29,6 +31,7 @@ const rate = (rows: number, seconds: number) => Math.round(rows / Math.max(secon
 const count = (value: number) => value.toLocaleString('en-US');
 
 function summary(r: Figures, all: readonly Figures[]): string {
+  if (r.failed) return `${r.label}: FAILED (${r.failed}; its error is printed above), peak RSS unknown; its profile up to the failure:`;
   const floor = all.find((f) => f.group === r.group && f.kind === 'floor');
   const ratio = floor && r.kind === 'whole' ? `, ${(r.seconds / floor.seconds).toFixed(2)}× the FLOOR's ${floor.seconds} s (CPU ${(r.cpuSeconds / floor.cpuSeconds).toFixed(2)}×)` : '';
   return `${r.label}: ${count(r.rows)} rows in ${r.seconds} s = ${count(rate(r.rows, r.seconds))} rows/s${ratio}; CPU ${r.cpuSeconds} s ` +
