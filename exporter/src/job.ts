@@ -2,22 +2,29 @@
  * One export run: ingest every source into `service.db`, write the per-table and bulk files,
  * publish them, switch the manifest, prune old versions. Any failure before the switch leaves the
  * previous export served, and the run fails with the reason.
+ *
+ * The stages overlap: while DuckDB loads a table on one connection, a second connection writes the
+ * previous table's Parquet and CSV files and builds each source's search index once its tables are
+ * in; each finished file is appended to its bulk zip (deflated on libuv's threads, hashed as it is
+ * read) and uploaded under the version's prefix, which nothing reads until the manifest names it.
+ * Each source's runner files (its lookup arrays and page file) are built right after its index.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { sourceOfTable } from '@uda/shared/catalog';
-import { newVersion, type ExportFile, type Manifest } from '@uda/shared/manifest';
+import { newVersion, type ExportFile, type Manifest, type RunnerFile } from '@uda/shared/manifest';
 import type { ObjectStore } from '@uda/shared/object-store';
 import type { Logger } from '@uda/shared/logger';
 import { loadTable, openBuildDatabase, type DuckDbLimits } from './build/database.ts';
-import { describeDatabase, writeTableFiles, writeZip, type BuiltFile } from './build/files.ts';
+import { describeDatabase, openZip, writeTableFiles, type BulkZip, type TableFile } from './build/files.ts';
 import { sampleRss } from './build/peak-rss.ts';
-import { logSink, terminalSink, withProgress } from './build/progress.ts';
-import { buildSearchIndexes } from './build/search-index.ts';
-import { writeRunnerFiles, type BuiltRunnerFile } from './build/runner-files.ts';
+import { logSink, terminalSink, withProgress, type ProgressSink } from './build/progress.ts';
+import { openRunnerFiles, type RunnerFilesWriter } from './build/runner-files.ts';
+import { buildSearchIndex, SEARCH_SPECS } from './build/search-index.ts';
 import { allTableSpecs } from './sources.ts';
-import { publish, pruneVersions } from './publish.ts';
+import { pruneVersions, removeVersion, switchManifest, versionUploads, type LocalFile, type VersionUploads } from './publish.ts';
 import type { LiveCopyReader } from './ingest/live-copies.ts';
 import type { TableSpec } from './ingest/table-spec.ts';
 
@@ -30,7 +37,8 @@ export interface ExportJobOptions {
   readonly logger: Logger;
   /** Defaults to every catalog table from `inputDir`; the benchmark passes its own. */
   readonly tables?: readonly TableSpec[];
-  readonly onUploaded?: (file: ExportFile) => void;
+  /** Called with each object's key once it is stored under the version's prefix. */
+  readonly onUploaded?: (key: string) => void;
   /** The live answers kept by the API, merged into the live sources' tables. */
   readonly liveCopies?: LiveCopyReader;
 }
@@ -47,13 +55,22 @@ export async function runExport(options: ExportJobOptions): Promise<ExportResult
   const buildDir = join(options.workDir, `build-${version}`);
   await mkdir(buildDir, { recursive: true });
   const log = options.logger.child({ version });
+  const uploads = versionUploads(options.store, version, options.onUploaded);
   try {
-    const tables = options.tables ?? (await allTableSpecs(options.inputDir, options.liveCopies));
-    const { files, counts, runnerFiles } = await buildFiles(tables, buildDir, options.duckdb, log);
-    const manifest = await stage(log, 'publish', () => publish(options.store, { version, builtAt, tables: counts, files, runnerFiles }, options.onUploaded));
+    let manifest: Manifest;
+    try {
+      const tables = options.tables ?? (await allTableSpecs(options.inputDir, options.liveCopies));
+      const { files, counts, runnerFiles } = await buildFiles(tables, buildDir, options.duckdb, log, uploads);
+      manifest = await stage(log, 'manifest switch', () => switchManifest(options.store, { version, builtAt, tables: counts, files, runnerFiles }));
+    } catch (error) {
+      // Best effort: leave no half-written version behind (the next run's prune removes a leftover).
+      await uploads.stop();
+      await removeVersion(options.store, version).catch(() => {});
+      throw error;
+    }
     log.info({ files: manifest.files.length }, 'manifest switched');
     const removedVersions = await stage(log, 'prune', () => pruneVersions(options.store, version, options.keepVersions));
-    const rows = Object.values(counts).reduce((sum, t) => sum + t.rows, 0);
+    const rows = Object.values(manifest.tables).reduce((sum, t) => sum + t.rows, 0);
     return { manifest, removedVersions, rows };
   } finally {
     await rm(buildDir, { recursive: true, force: true });
@@ -61,55 +78,157 @@ export async function runExport(options: ExportJobOptions): Promise<ExportResult
 }
 
 const seconds = (ms: number) => Number((ms / 1000).toFixed(2));
+const rate = (rows: number, s: number) => Math.round(rows / Math.max(s, 0.01));
 
-/** Runs one stage of the build and logs its time and peak RSS (`stage built`): the export's profile beside `table built`. */
-async function stage<T>(log: Logger, name: string, run: () => Promise<T>): Promise<T> {
+/**
+ * Runs one stage of the build and logs its time and peak RSS (`stage built`): the export's profile
+ * beside `table built`. Stages overlap, so a stage's peak RSS is the process's while it ran.
+ */
+async function stage<T>(log: Logger, name: string, run: () => Promise<T>, fields: Record<string, number> = {}): Promise<T> {
   const started = performance.now();
   const rss = sampleRss();
   try {
     return await run();
   } finally {
-    log.info({ stage: name, seconds: seconds(performance.now() - started), peakRssMb: rss.stop() }, 'stage built');
+    log.info({ stage: name, seconds: seconds(performance.now() - started), peakRssMb: rss.stop(), ...fields }, 'stage built');
   }
 }
 
-async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits: DuckDbLimits, log: Logger) {
+/**
+ * Work that runs one task at a time beside the loads, in the order queued. After a failure no
+ * further task starts, and `check` rethrows it so the load loop stops early.
+ */
+function serialQueue() {
+  let tail: Promise<unknown> = Promise.resolve();
+  let failure: { error: unknown } | undefined;
+  const check = () => {
+    if (failure) throw failure.error;
+  };
+  return {
+    run<T>(task: () => Promise<T>): Promise<T> {
+      const result = tail.then(() => (check(), task()));
+      tail = result.catch((error: unknown) => (failure ??= { error }));
+      return result;
+    },
+    check,
+    /** Resolves when no task runs, rejecting with the first failure. */
+    async drained() {
+      await tail;
+      check();
+    },
+  };
+}
+
+/** The built files so far: every file's upload and hash, and the bulk zips that the table files go into. */
+interface Outputs {
+  readonly uploads: VersionUploads;
+  readonly zips: { readonly parquet: BulkZip; readonly csv: BulkZip };
+  readonly tableFiles: Promise<ExportFile>[];
+}
+
+/** Hashes the table file through its zip and uploads it meanwhile; the manifest entry once both are done. */
+function publishTableFile(file: TableFile, outputs: Outputs): void {
+  const zip = file.format === 'parquet' ? outputs.zips.parquet : outputs.zips.csv;
+  const entry = Promise.all([zip.add(file), outputs.uploads.upload(file)]).then(([sha256, uploaded]) => {
+    const { path: _path, ...described } = file;
+    return { ...described, sha256, ...uploaded };
+  });
+  // Awaited after the last table; a failure meanwhile must not be an unhandled rejection.
+  entry.catch(() => {});
+  outputs.tableFiles.push(entry);
+}
+
+async function uploadBuilt<T extends LocalFile>(file: T, uploads: VersionUploads): Promise<Omit<T, 'path'> & { key: string; etag: string }> {
+  const { path: _path, ...described } = file;
+  return { ...described, ...(await uploads.upload(file)) };
+}
+
+async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits: DuckDbLimits, log: Logger, uploads: VersionUploads) {
   const dbPath = join(buildDir, 'service.db');
   const database = await openBuildDatabase(dbPath, limits);
+  const background = await database.connect();
+  const queue = serialQueue();
+  const zipsStarted = performance.now();
+  const outputs: Outputs = {
+    uploads,
+    zips: { parquet: openZip(join(buildDir, 'service.parquet.zip'), 'service.parquet.zip'), csv: openZip(join(buildDir, 'service.csv.zip'), 'service.csv.zip') },
+    tableFiles: [],
+  };
+  const runner: RunnerFilesWriter = await openRunnerFiles(buildDir);
   const counts: Manifest['tables'] = {};
-  const hashedTableFiles: Promise<BuiltFile[]>[] = [];
-  let runnerFiles: BuiltRunnerFile[];
   // A person watching a terminal sees each table's rows, rate and ETA; a log gets plain lines.
   const progress = process.stderr.isTTY ? terminalSink(process.stderr) : logSink(log);
   try {
-    for (const table of tables) {
-      const source = sourceOfTable(table.name);
-      if (!source) throw new Error(`table ${table.name} is not in the source catalog`);
-      const started = performance.now();
-      const rss = sampleRss();
-      const estimated = await table.sql?.estimatedRows();
-      const rows = await withProgress(database.connection, table.name, estimated, progress, () => loadTable(database.connection, table, buildDir));
-      const loaded = performance.now();
-      progress.done(table.name, rows, (loaded - started) / 1000);
-      counts[table.name] = { source: source.id, rows };
-      hashedTableFiles.push((await writeTableFiles(database.connection, table.name, source.id, buildDir)).hashed);
-      // The two timings are the export's profile: ingest, then the per-table Parquet and CSV files.
-      const loadSeconds = seconds(loaded - started);
-      log.info({ table: table.name, rows, loadSeconds, rowsPerSecond: Math.round(rows / Math.max(loadSeconds, 0.01)), filesSeconds: seconds(performance.now() - loaded), peakRssMb: rss.stop() }, 'table built');
+    const loaded = new Set<string>();
+    for (const table of loadOrder(tables)) {
+      uploads.check();
+      if (table.keepFirst) await queue.drained();
+      queue.check();
+      const rows = await loadOne(database.connection, table, buildDir, progress, log);
+      counts[table.name] = { source: sourceOfTable(table.name)!.id, rows };
+      loaded.add(table.name);
+      void queue.run(async () => (await tableFiles(background, table.name, rows, buildDir, log)).forEach((f) => publishTableFile(f, outputs))).catch(() => {});
+      // Only in service.db (the lookups read it); the per-table files and zips are the catalog's tables.
+      for (const spec of SEARCH_SPECS.filter((s) => s.tables.includes(table.name) && s.tables.every((t) => loaded.has(t)))) {
+        void queue.run(() => stage(log, `search index ${spec.source}`, () => buildSearchIndex(background, spec))).catch(() => {});
+        void queue.run(() => stage(log, `runner files ${spec.source}`, () => runner.addSource(background, spec.source))).catch(() => {});
+      }
     }
-    // Only in service.db (the lookups read it); the per-table files and zips are the catalog's tables.
-    await stage(log, 'search index', () => buildSearchIndexes(database.connection, new Set(tables.map((t) => t.name))));
-    runnerFiles = await stage(log, 'runner files', () => writeRunnerFiles(database.connection, buildDir));
+    await stage(log, 'files and indexes after the last load', () => queue.drained());
+  } catch (error) {
+    outputs.zips.parquet.abort();
+    outputs.zips.csv.abort();
+    await runner.abort();
+    throw error;
   } finally {
+    // The background connection may still run a task after a failure: it is closed once idle.
+    await queue.drained().catch(() => {});
+    background.closeSync();
     await stage(log, 'checkpoint', () => database.close());
   }
-  const tableFiles = (await stage(log, 'table file hashes', () => Promise.all(hashedTableFiles))).flat();
   // Independent reads of finished files: together they keep both cores busy (deflate runs on libuv's threads).
-  const bulk = await stage(log, 'zips and service.db hash', () => Promise.all([
-    describeDatabase(dbPath),
-    writeZip(join(buildDir, 'service.parquet.zip'), 'service.parquet.zip', tableFiles.filter((f) => f.format === 'parquet')),
-    writeZip(join(buildDir, 'service.csv.zip'), 'service.csv.zip', tableFiles.filter((f) => f.format === 'csv')),
+  const zipped = (zip: BulkZip) => zip.finish().then((built) => (log.info({ stage: built.name, seconds: seconds(performance.now() - zipsStarted), sizeMb: Math.round(built.size / 1e6) }, 'zip built'), uploadBuilt(built, uploads)));
+  const runnerFiles: Promise<RunnerFile[]> = runner.finish().then((built) => Promise.all(built.map((file) => uploadBuilt(file, uploads))));
+  runnerFiles.catch(() => {});
+  const bulk = await stage(log, 'zips, service.db hash and uploads after checkpoint', () => Promise.all([
+    describeDatabase(dbPath).then((built) => uploadBuilt(built, uploads)),
+    zipped(outputs.zips.parquet),
+    zipped(outputs.zips.csv),
+    Promise.all(outputs.tableFiles),
+    runnerFiles,
   ]));
-  const files = [...bulk, ...tableFiles];
-  return { files, counts, runnerFiles };
+  const [database_, parquetZip, csvZip, tableEntries, runnerEntries] = bulk;
+  return { files: [database_, parquetZip, csvZip, ...tableEntries], counts, runnerFiles: runnerEntries };
+}
+
+/**
+ * A table that drops repeated keys deletes rows before building its key; DuckDB keeps deleted rows
+ * in view of any older transaction still running, and the key build then sees them as duplicates.
+ * So such a table loads with the other connection idle, and first, when it has nothing to do yet.
+ */
+function loadOrder(tables: readonly TableSpec[]): TableSpec[] {
+  return [...tables.filter((t) => t.keepFirst), ...tables.filter((t) => !t.keepFirst)];
+}
+
+/** Loads one table into `service.db`, logging its time, rate and peak RSS (`table built`). */
+async function loadOne(connection: DuckDBConnection, table: TableSpec, buildDir: string, progress: ProgressSink, log: Logger): Promise<number> {
+  if (!sourceOfTable(table.name)) throw new Error(`table ${table.name} is not in the source catalog`);
+  const started = performance.now();
+  const rss = sampleRss();
+  const estimated = await table.sql?.estimatedRows();
+  const rows = await withProgress(connection, table.name, estimated, progress, () => loadTable(connection, table, buildDir));
+  const loadSeconds = seconds(performance.now() - started);
+  progress.done(table.name, rows, loadSeconds);
+  log.info({ table: table.name, rows, loadSeconds, rowsPerSecond: rate(rows, loadSeconds), peakRssMb: rss.stop() }, 'table built');
+  return rows;
+}
+
+/** The table's Parquet and CSV files, logged as `table files built` (time, rate, peak RSS). */
+async function tableFiles(connection: DuckDBConnection, table: string, rows: number, buildDir: string, log: Logger): Promise<TableFile[]> {
+  const started = performance.now();
+  const rss = sampleRss();
+  const files = await writeTableFiles(connection, table, sourceOfTable(table)!.id, buildDir);
+  const filesSeconds = seconds(performance.now() - started);
+  log.info({ table, rows, filesSeconds, rowsPerSecond: rate(rows, filesSeconds), peakRssMb: rss.stop() }, 'table files built');
+  return files;
 }

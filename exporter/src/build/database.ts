@@ -49,6 +49,8 @@ async function* ndjsonChunks(rows: AsyncIterable<Row>): AsyncGenerator<string> {
 
 export interface BuildDatabase {
   readonly connection: DuckDBConnection;
+  /** Another connection to the same database: its queries run alongside the first's (the export overlaps files and loads). */
+  connect(): Promise<DuckDBConnection>;
   /** Checkpoints and closes, so that the file on disk is complete and has no WAL beside it. */
   close(): Promise<void>;
 }
@@ -69,6 +71,7 @@ export async function openBuildDatabase(path: string, limits: DuckDbLimits): Pro
   await connection.run('SET enable_progress_bar = true; SET enable_progress_bar_print = false; SET progress_bar_time = 0');
   return {
     connection,
+    connect: () => instance.connect(),
     async close() {
       await connection.run('CHECKPOINT');
       connection.closeSync();

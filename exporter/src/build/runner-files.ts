@@ -4,12 +4,16 @@
  * `service.db` by the code a runner would otherwise run when it opens the version
  * (`@uda/shared/search-index`). Building them here once saves every runner start the work (~26 s
  * at scale 1): a runner downloads them with the database and loads the arrays with a few reads.
+ *
+ * A source's part is built as soon as its search tables are, beside the later loads, and appended
+ * to the index file at once, so the exporter holds one source's arrays at a time, never them all.
  */
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { RunnerFile } from '@uda/shared/manifest';
-import { buildSourceFiles, INDEX_FILE_NAME, pagesFileName, writeIndexFile } from '@uda/shared/search-index';
+import { STORED_SOURCES } from '@uda/shared/runner-contract';
+import { buildOneSourceFiles, INDEX_FILE_NAME, openIndexFile, pagesFileName, type StoredLookupSource } from '@uda/shared/search-index';
 import { sha256File } from './files.ts';
 
 /** A runner file before upload: everything the manifest needs except its key and ETag. */
@@ -24,12 +28,37 @@ async function describeRunnerFile(dir: string, fileName: string): Promise<BuiltR
   return { name: `runner/${fileName}`, path, size, sha256, content_type: contentType };
 }
 
-/** Writes the runner files into `<buildDir>/runner/` from the database behind `connection`, whose search tables are built. */
-export async function writeRunnerFiles(connection: DuckDBConnection, buildDir: string): Promise<BuiltRunnerFile[]> {
+export interface RunnerFilesWriter {
+  /** Builds the source's arrays and page file from its `_search_*` tables (built, through `connection`) and appends them. */
+  addSource(connection: DuckDBConnection, source: string): Promise<void>;
+  /** Finishes the index file and describes every runner file for the manifest. */
+  finish(): Promise<BuiltRunnerFile[]>;
+  /** The build failed: closes the index file unfinished (the build folder is removed). */
+  abort(): Promise<void>;
+}
+
+/** Starts the runner files in `<buildDir>/runner/`. */
+export async function openRunnerFiles(buildDir: string): Promise<RunnerFilesWriter> {
   const dir = join(buildDir, 'runner');
   await mkdir(dir, { recursive: true });
-  const sources = await buildSourceFiles(connection, dir);
-  await writeIndexFile(join(dir, INDEX_FILE_NAME), sources);
-  const names = [INDEX_FILE_NAME, ...[...sources.keys()].map(pagesFileName)];
-  return Promise.all(names.map((name) => describeRunnerFile(dir, name)));
+  const index = await openIndexFile(join(dir, INDEX_FILE_NAME));
+  const pageFiles: string[] = [];
+  return {
+    async addSource(connection, source) {
+      if (!isStoredSource(source)) throw new Error(`${source} is not a stored lookup source`);
+      const files = await buildOneSourceFiles(connection, source, dir);
+      if (!files) return;
+      await index.add(source, files);
+      pageFiles.push(pagesFileName(source));
+    },
+    async finish() {
+      await index.close();
+      return Promise.all([INDEX_FILE_NAME, ...pageFiles].map((name) => describeRunnerFile(dir, name)));
+    },
+    abort: () => index.abort(),
+  };
+}
+
+function isStoredSource(source: string): source is StoredLookupSource {
+  return (STORED_SOURCES as readonly string[]).includes(source);
 }

@@ -15,9 +15,15 @@ import { loadSourceIndex } from './source-index.ts';
 export async function buildSourceFiles(connection: DuckDBConnection, dir: string): Promise<Map<StoredLookupSource, SourceFiles>> {
   const sources = new Map<StoredLookupSource, SourceFiles>();
   for (const source of STORED_SOURCES) {
-    const index = await loadSourceIndex(connection, source);
-    if (!index) continue;
-    sources.set(source, { index, pages: await renderPages(connection, source, index.documents, join(dir, pagesFileName(source))) });
+    const files = await buildOneSourceFiles(connection, source, dir);
+    if (files) sources.set(source, files);
   }
   return sources;
+}
+
+/** One source's index arrays and page file (written into `dir`); undefined when the source has no index. */
+export async function buildOneSourceFiles(connection: DuckDBConnection, source: StoredLookupSource, dir: string): Promise<SourceFiles | undefined> {
+  const index = await loadSourceIndex(connection, source);
+  if (!index) return undefined;
+  return { index, pages: await renderPages(connection, source, index.documents, join(dir, pagesFileName(source))) };
 }

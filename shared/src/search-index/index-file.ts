@@ -71,14 +71,23 @@ function checkByteOrder(): void {
   if (endianness() !== 'LE') throw new Error(`${INDEX_FILE_NAME} is little-endian; this machine is not`);
 }
 
-/** Writes every source's arrays to `path`. */
-export async function writeIndexFile(path: string, sources: ReadonlyMap<StoredLookupSource, SourceFiles>): Promise<void> {
+/** An index file being written one source at a time, so a writer holds one source's arrays at once. */
+export interface IndexFileWriter {
+  /** Appends the source's arrays; the caller may drop them once this resolves. */
+  add(source: StoredLookupSource, files: SourceFiles): Promise<void>;
+  /** Writes the table of contents, the trailer and the header: only then is the file readable. */
+  close(): Promise<void>;
+  /** Closes the file without finishing it (the build failed; its folder is removed). */
+  abort(): Promise<void>;
+}
+
+export async function openIndexFile(path: string): Promise<IndexFileWriter> {
   checkByteOrder();
   const file = await open(path, 'w');
-  try {
-    const toc: Toc = { sources: [] };
-    let offset = HEADER_BYTES;
-    for (const [source, files] of sources) {
+  const toc: Toc = { sources: [] };
+  let offset = HEADER_BYTES;
+  return {
+    async add(source, files) {
       const arrays: Toc['sources'][number]['arrays'] = {};
       for (const [name, array] of Object.entries(namedArrays(files))) {
         offset = Math.ceil(offset / 8) * 8;
@@ -87,22 +96,39 @@ export async function writeIndexFile(path: string, sources: ReadonlyMap<StoredLo
         offset += array.byteLength;
       }
       toc.sources.push({ source, documents: files.index.documents, arrays });
-    }
-    const tocBytes = Buffer.from(JSON.stringify(toc));
-    await file.write(tocBytes, 0, tocBytes.length, offset);
-    const trailer = Buffer.alloc(TRAILER_BYTES);
-    trailer.writeBigUInt64LE(BigInt(offset), 0);
-    trailer.writeUInt32LE(tocBytes.length, 8);
-    trailer.writeUInt32LE(INDEX_FORMAT_VERSION, 12);
-    await file.write(trailer, 0, TRAILER_BYTES, offset + tocBytes.length);
-    const header = Buffer.alloc(HEADER_BYTES);
-    MAGIC.copy(header, 0);
-    header.writeUInt32LE(INDEX_FORMAT_VERSION, 8);
-    header.writeUInt32LE(BYTE_ORDER_MARK, 12);
-    await file.write(header, 0, HEADER_BYTES, 0);
-  } finally {
-    await file.close();
+    },
+    async close() {
+      try {
+        const tocBytes = Buffer.from(JSON.stringify(toc));
+        await file.write(tocBytes, 0, tocBytes.length, offset);
+        const trailer = Buffer.alloc(TRAILER_BYTES);
+        trailer.writeBigUInt64LE(BigInt(offset), 0);
+        trailer.writeUInt32LE(tocBytes.length, 8);
+        trailer.writeUInt32LE(INDEX_FORMAT_VERSION, 12);
+        await file.write(trailer, 0, TRAILER_BYTES, offset + tocBytes.length);
+        const header = Buffer.alloc(HEADER_BYTES);
+        MAGIC.copy(header, 0);
+        header.writeUInt32LE(INDEX_FORMAT_VERSION, 8);
+        header.writeUInt32LE(BYTE_ORDER_MARK, 12);
+        await file.write(header, 0, HEADER_BYTES, 0);
+      } finally {
+        await file.close();
+      }
+    },
+    abort: () => file.close(),
+  };
+}
+
+/** Writes every source's arrays to `path`. */
+export async function writeIndexFile(path: string, sources: ReadonlyMap<StoredLookupSource, SourceFiles>): Promise<void> {
+  const writer = await openIndexFile(path);
+  try {
+    for (const [source, files] of sources) await writer.add(source, files);
+  } catch (error) {
+    await writer.abort();
+    throw error;
   }
+  await writer.close();
 }
 
 async function readAt(file: FileHandle, into: Uint8Array, position: number): Promise<void> {

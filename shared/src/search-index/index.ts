@@ -2,9 +2,9 @@
  * `@uda/shared/search-index`: the stored lookups' index arrays and page files, built by the exporter
  * for the runners (and by a runner itself from an older export), and the file that carries them.
  */
-export { buildSourceFiles } from './build.ts';
-export { INDEX_FILE_NAME, INDEX_FORMAT_VERSION, readIndexFile, writeIndexFile } from './index-file.ts';
-export type { SourceFiles } from './index-file.ts';
+export { buildOneSourceFiles, buildSourceFiles } from './build.ts';
+export { INDEX_FILE_NAME, INDEX_FORMAT_VERSION, openIndexFile, readIndexFile, writeIndexFile } from './index-file.ts';
+export type { IndexFileWriter, SourceFiles } from './index-file.ts';
 export { PAGE_DOC, pageSql } from './page-sql.ts';
 export type { StoredLookupSource } from './page-sql.ts';
 export { pagesFileName } from './pages.ts';
