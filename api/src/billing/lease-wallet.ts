@@ -37,6 +37,10 @@ export interface LeaseWalletOptions {
   readonly writes: PendingWrites;
   /** The ledger refund of a lookup charged directly (while the wallet's store failed). */
   readonly writeRefund: (chargeKey: string) => Promise<number>;
+  /** Sends this pod's queued hold releases (`holds.ts`), so a settlement counts them. */
+  readonly sendReleases: () => Promise<void>;
+  /** How long a settlement waits for the lease's holds to be released before it orphans them. */
+  readonly holdWaitMs: number;
   readonly metrics?: Metrics;
   readonly logger?: Logger;
   readonly now: () => number;
@@ -131,7 +135,7 @@ export class LeaseWallet {
     const taken = await leases.take(accountId, (balanceMicro) => leaseSize({ costMicro, spendPerSecondMicro, balanceMicro }), costMicro);
     if (!taken.ok) {
       await wallet.storeBuckets(accountId, taken.buckets);
-      throw insufficientCredit(taken.buckets.micro + (await wallet.unspent(accountId)), costMicro);
+      throw insufficientCredit(taken.buckets.micro + (await wallet.available(accountId)), costMicro);
     }
     await wallet.fund(accountId, taken.leaseId, taken.addedMicro, taken.buckets);
     if (this.#lastLease.size >= LAST_LEASES_MAX) this.#lastLease.clear();
@@ -143,6 +147,10 @@ export class LeaseWallet {
    * else in the ledger. While another pod flushes the account, the record may be on its way to the
    * ledger, so it waits for that flush to end.
    */
+  refundSpent(accountId: string, chargeKey: string): Promise<number> {
+    return this.#unspend(accountId, chargeKey);
+  }
+
   async #unspend(accountId: string, chargeKey: string): Promise<number> {
     for (let attempt = 0; attempt < FLUSH_WAIT_ATTEMPTS; attempt++) {
       const result = await this.#o.wallet.unspend(accountId, chargeKey);
@@ -184,9 +192,28 @@ export class LeaseWallet {
    */
   async settleLease(accountId: string, leaseId: string): Promise<void> {
     await this.#o.wallet.close(accountId, leaseId);
+    await this.#endHolds(accountId, leaseId);
     await this.#flushAccount(accountId, FLUSH_WAIT_ATTEMPTS);
     const settled = await this.#o.leases.settle(leaseId);
     if (settled) await this.#o.wallet.storeBuckets(accountId, settled.buckets);
+  }
+
+  /**
+   * Before a closed lease's log is counted, its holds' releases should be in it: this pod sends its
+   * own, and every pod's flush sends theirs within 250 ms. Holds still there after `holdWaitMs`
+   * (their pod died, or their request is slow) are orphaned: their release then charges the next
+   * open lease, or is forgiven (`wallet.ts`).
+   */
+  async #endHolds(accountId: string, leaseId: string): Promise<void> {
+    const { wallet, sendReleases, holdWaitMs } = this.#o;
+    for (const until = this.#o.now() + holdWaitMs, started = Date.now(); ; ) {
+      await sendReleases();
+      if ((await wallet.held(accountId, leaseId)) === 0) return;
+      // Either clock may be a test's: the wait ends on whichever passes first.
+      if (this.#o.now() >= until || Date.now() - started >= holdWaitMs) break;
+      await sleep(FLUSH_WAIT_STEP_MS);
+    }
+    await wallet.orphanHolds(accountId, leaseId);
   }
 
   /** Settles every lease past its expiry, whichever pod took it; returns the failures, each lease on its own. */

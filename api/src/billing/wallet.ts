@@ -12,7 +12,16 @@
  * - `close` stops all spending on a lease, before its settlement counts what was spent.
  * - The wallet also keeps the account's bucket balance as PostgreSQL last reported it, with its
  *   version, so a spend answers the exact remaining balance in the same step.
+ * - A lookup may `hold` its largest possible cost before it knows its rows (DECISIONS §3 "Holds"):
+ *   the hold leaves the spendable credit and is counted apart (`held`), still part of the balance.
+ *   A `release` ends it with the true charge: the charge record goes to the pending log under the
+ *   hold's lease and the difference back to the spendable credit, atomically and once (a release
+ *   of a hold that is gone does nothing, so a release may be sent twice). A hold whose pod died
+ *   expires and is reaped (`reapHolds`) as a release of nothing: that lookup was served free.
+ *   Settling a lease first waits a moment for its holds, then `orphanHolds`: a later release of
+ *   such a hold is charged to the account's open lease when it covers it, else forgiven.
  */
+import type { TakeRider } from '../limiter/types.ts';
 import type { BreakdownItem, Buckets } from './types.ts';
 
 export type { Buckets } from './types.ts';
@@ -36,6 +45,24 @@ export type SpendResult =
   | { readonly ok: true; readonly leaseId: string; readonly unspentMicro: number; readonly bucketsMicro: number | undefined; readonly duplicate: boolean }
   /** Not spent: no wallet, a closed one (`closedLeaseId`: settle it first), or too little in it. */
   | { readonly ok: false; readonly closedLeaseId: string | undefined };
+
+/** A hold's request: the key its charge will have, the most it can cost, when it expires if never released. */
+export interface HoldRequest {
+  readonly key: string;
+  readonly amountMicro: number;
+  readonly expiresAtMs: number;
+}
+
+export type HoldResult =
+  /** Held. `unspentMicro` + `heldMicro` (this hold included) + `bucketsMicro` is the balance before this request's charge. */
+  | { readonly ok: true; readonly leaseId: string; readonly unspentMicro: number; readonly heldMicro: number; readonly bucketsMicro: number | undefined }
+  | { readonly ok: false };
+
+/** The end of a hold: `record` is the true charge (amount 0: the request failed, nothing charged). */
+export interface Release {
+  readonly accountId: string;
+  readonly record: ChargeRecord;
+}
 
 /** `unspend`: the amount put back, or where the record is instead. */
 export type UnspendResult = number | 'flushing' | 'written';
@@ -64,12 +91,31 @@ export interface Wallet {
   pendingAccounts(): Promise<string[]>;
   /** Accounts whose wallet is open (for a drain of a local wallet). */
   openLeases(): Promise<{ accountId: string; leaseId: string }[]>;
+  /** The spendable credit plus the holds of the open lease: the wallet's part of the balance. */
+  available(accountId: string): Promise<number>;
+  /**
+   * The hold and the releases as a rider of the request's counter call (one round trip for both);
+   * undefined for a wallet in this process, which holds with `hold` instead.
+   */
+  holdRider(accountId: string, hold: HoldRequest, releases: readonly Release[]): TakeRider | undefined;
+  /** The rider's reply: the hold's result, and the keys of releases that found their lease gone and were forgiven. */
+  holdReply(reply: unknown): { hold: HoldResult; forgiven: string[] };
+  hold(accountId: string, hold: HoldRequest): Promise<HoldResult>;
+  /** Ends holds; returns the keys whose charge was forgiven (its lease was settled and the open one could not cover it). */
+  release(releases: readonly Release[]): Promise<string[]>;
+  /** Releases, as charging nothing, the holds that expired (their pod died); returns their keys. */
+  reapHolds(nowMs: number): Promise<string[]>;
+  /** What the holds under `leaseId` still hold. */
+  held(accountId: string, leaseId: string): Promise<number>;
+  /** Detaches the holds still under `leaseId` from it, before it is settled. */
+  orphanHolds(accountId: string, leaseId: string): Promise<void>;
 }
 
 interface MemoryAccount {
   leaseId?: string;
   open: boolean;
   unspentMicro: number;
+  heldMicro: number;
   buckets?: Buckets;
   readonly pending: Map<string, PendingCharge>;
   flushing: boolean;
@@ -79,10 +125,12 @@ interface MemoryAccount {
 export class MemoryWallet implements Wallet {
   readonly local = true;
   readonly #accounts = new Map<string, MemoryAccount>();
+  /** Charge key → its hold (`<account>`, lease or '' once orphaned, amount, expiry). */
+  readonly #holds = new Map<string, { accountId: string; leaseId: string; amountMicro: number; expiresAtMs: number }>();
 
   #account(accountId: string): MemoryAccount {
     let account = this.#accounts.get(accountId);
-    if (!account) this.#accounts.set(accountId, (account = { open: false, unspentMicro: 0, pending: new Map(), flushing: false }));
+    if (!account) this.#accounts.set(accountId, (account = { open: false, unspentMicro: 0, heldMicro: 0, pending: new Map(), flushing: false }));
     return account;
   }
 
@@ -102,7 +150,8 @@ export class MemoryWallet implements Wallet {
     if (a.leaseId === leaseId) {
       if (a.open) a.unspentMicro += addMicro;
     } else {
-      Object.assign(a, { leaseId, open: true, unspentMicro: addMicro });
+      // The previous lease was settled, its holds orphaned first.
+      Object.assign(a, { leaseId, open: true, unspentMicro: addMicro, heldMicro: 0 });
     }
     await this.storeBuckets(accountId, buckets);
   }
@@ -157,5 +206,73 @@ export class MemoryWallet implements Wallet {
 
   async openLeases(): Promise<{ accountId: string; leaseId: string }[]> {
     return [...this.#accounts].flatMap(([accountId, a]) => (a.open && a.leaseId ? [{ accountId, leaseId: a.leaseId }] : []));
+  }
+
+  async available(accountId: string): Promise<number> {
+    const a = this.#accounts.get(accountId);
+    return a?.open ? a.unspentMicro + a.heldMicro : 0;
+  }
+
+  holdRider(): undefined {
+    return undefined;
+  }
+
+  holdReply(): { hold: HoldResult; forgiven: string[] } {
+    return { hold: { ok: false }, forgiven: [] };
+  }
+
+  async hold(accountId: string, hold: HoldRequest): Promise<HoldResult> {
+    const a = this.#account(accountId);
+    if (!a.open || !a.leaseId || a.unspentMicro < hold.amountMicro) return { ok: false };
+    a.unspentMicro -= hold.amountMicro;
+    a.heldMicro += hold.amountMicro;
+    this.#holds.set(hold.key, { accountId, leaseId: a.leaseId, amountMicro: hold.amountMicro, expiresAtMs: hold.expiresAtMs });
+    return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, heldMicro: a.heldMicro, bucketsMicro: a.buckets?.micro };
+  }
+
+  async release(releases: readonly Release[]): Promise<string[]> {
+    return releases.filter(({ record }) => this.#release(record) === 'forgiven').map(({ record }) => record.key);
+  }
+
+  /** The same steps as the Redis wallet's `release` (wallet-redis.ts). */
+  #release(record: ChargeRecord): 'none' | 'done' | 'forgiven' {
+    const hold = this.#holds.get(record.key);
+    if (!hold) return 'none';
+    this.#holds.delete(record.key);
+    const a = this.#account(hold.accountId);
+    const same = a.leaseId === hold.leaseId;
+    if (same) a.heldMicro -= hold.amountMicro;
+    const charge = record.amountMicro;
+    if (charge === 0) {
+      if (same && a.open) a.unspentMicro += hold.amountMicro;
+      return 'done';
+    }
+    if (same) {
+      a.pending.set(record.key, { ...record, accountId: hold.accountId, leaseId: hold.leaseId });
+      if (a.open) a.unspentMicro += hold.amountMicro - charge;
+    } else if (a.open && a.leaseId && a.unspentMicro >= charge) {
+      a.unspentMicro -= charge;
+      a.pending.set(record.key, { ...record, accountId: hold.accountId, leaseId: a.leaseId });
+    } else {
+      return 'forgiven';
+    }
+    return 'done';
+  }
+
+  async reapHolds(nowMs: number): Promise<string[]> {
+    const expired = [...this.#holds].filter(([, hold]) => hold.expiresAtMs <= nowMs).map(([key]) => key);
+    for (const key of expired) this.#release({ key, amountMicro: 0 });
+    return expired;
+  }
+
+  async held(accountId: string, leaseId: string): Promise<number> {
+    const a = this.#accounts.get(accountId);
+    return a?.leaseId === leaseId ? a.heldMicro : 0;
+  }
+
+  async orphanHolds(accountId: string, leaseId: string): Promise<void> {
+    for (const hold of this.#holds.values()) if (hold.accountId === accountId && hold.leaseId === leaseId) hold.leaseId = '';
+    const a = this.#account(accountId);
+    if (a.leaseId === leaseId) a.heldMicro = 0;
   }
 }
