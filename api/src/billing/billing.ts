@@ -160,6 +160,11 @@ export class Billing {
     return this.track(this.#holds.release(hold));
   }
 
+  /** Sends this pod's queued hold releases now (the flush does, first). */
+  sendReleases(): Promise<void> {
+    return this.#holds.send();
+  }
+
   /** Charge keys whose hold release has not left this pod yet. */
   unsentReleases(): string[] {
     return this.#holds.unsent();
@@ -227,6 +232,8 @@ export class Billing {
 
   /** Refunds the charges whose deliveries all died with their pod and settles expired leases (`Refunds.reconcile`). */
   async reconcile(): Promise<number> {
+    // This pod's own releases first, so only holds whose pod died are reaped.
+    await this.#holds.send();
     await this.#balances.orWhileWalletFails(this.#holds.reap(), undefined);
     return this.#refunds.reconcile();
   }
