@@ -4,54 +4,18 @@
  * connection). The billing timers are stopped, so nothing but the request talks to Redis while it
  * is counted; a charged lookup's release then rides on the next request's call (DECISIONS §3 "Holds").
  */
-import { type Server, type Socket, createServer, connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { TestApi } from '@uda/test-support/api-harness';
 import { TEST_REDIS_URL } from '@uda/test-support/api-harness';
+import { type CountingRedisProxy, countingRedisProxy } from '@uda/test-support/redis-proxy';
 import { useStoredStack } from '../../test/support/stacks.ts';
 
 const stack = useStoredStack();
 
-/** Forwards to the test Redis and counts the chunks the API writes. */
-interface CountingProxy {
-  url: string;
-  batches: number;
-  close(): Promise<void>;
-}
-
-async function countingProxy(): Promise<CountingProxy> {
-  const target = new URL(TEST_REDIS_URL);
-  const sockets = new Set<Socket>();
-  const proxy: CountingProxy = { url: '', batches: 0, close: async () => undefined };
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port || 6379), target.hostname);
-    sockets.add(client).add(upstream);
-    client.on('data', (chunk) => {
-      proxy.batches++;
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk) => client.write(chunk));
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', end).on('error', end);
-    upstream.on('close', end).on('error', end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  proxy.url = `redis://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  proxy.close = async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => server.close(resolve));
-  };
-  return proxy;
-}
-
-let proxy: CountingProxy;
+let proxy: CountingRedisProxy;
 let api: TestApi;
 beforeAll(async () => {
-  proxy = await countingProxy();
+  proxy = await countingRedisProxy(TEST_REDIS_URL);
   api = await stack.ctx.start({ config: { REDIS_URL: proxy.url, QUERY_RUNNER_URLS: stack.runner.url }, useOwnRedis: true });
   api.services.billingLoops.stop();
 }, 60_000);
