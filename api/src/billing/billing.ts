@@ -42,6 +42,10 @@
  *    window charge (SQL, export) stays on the ledger; when the buckets are short while a lease holds
  *    credit, the lease is settled and the charge retried, so leased credit is never out of reach.
  *    How much a lease takes is `leaseSize` (`leases.ts`), the one statement of that rule.
+ *    A REST lookup first holds its largest cost in its counter call (`holds.ts`): the hold leaves
+ *    the spendable credit but stays in the balance (buckets + unspent + held) until its release
+ *    writes the true charge to the log and returns the rest; a hold is released exactly once (true
+ *    charge, nothing, or forgiven when its pod died or its lease settled without it).
  *    The balance is defined once (`balance`, `readout`): buckets plus the open lease's unspent
  *    credit, and every readout (headers, admin, the dashboard) uses it.
  * 8. Bytes delivered count, however they were split (`bytes-delivered.ts`): for a window over a
