@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { S3Store } from '@uda/shared/object-store';
 import { RESULT_ENVELOPE_TYPE } from '@uda/shared/runner-contract';
-import { RUNNER_AUTH, startChild, waitReady } from '@uda/test-support/runner-harness';
+import { RUNNER_AUTH, TEST_RUNNER_TOKEN, startChild, waitReady } from '@uda/test-support/runner-harness';
 import { type CountingRedisProxy, countingRedisProxy } from '@uda/test-support/redis-proxy';
 import { type BenchBlob, BLOB_NAMES, benchDatabase, bigFile, createBenchDatabase, publish, spawnJson } from './sql-fixtures.ts';
 
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
   const api = await spawnJson<{ url: string; apiKey: string }>(NODE, [
     ...PROFILE_ARGS,
     join(import.meta.dirname, 'sql-server.ts'),
-    JSON.stringify({ ...s3Env, QUERY_RUNNER_URLS: runner.url, DATABASE_URL: database.url, REDIS_URL: redis.url, DATA_DIR: join(work.dir, 'api'), OBJECT_CACHE_MAX_MB: OBJECT_CACHE_MB }),
+    JSON.stringify({ ...s3Env, QUERY_RUNNER_URLS: runner.url, QUERY_RUNNER_TOKEN: TEST_RUNNER_TOKEN, DATABASE_URL: database.url, REDIS_URL: redis.url, DATA_DIR: join(work.dir, 'api'), OBJECT_CACHE_MAX_MB: OBJECT_CACHE_MB }),
   ]);
   try {
     const auth = { authorization: `Bearer ${api.info.apiKey}`, 'content-type': 'application/json' };
