@@ -62,18 +62,6 @@ export class Balances {
   }
 
   /**
-   * The balance when a charge's statement reported the buckets it left: they go to the wallet (for
-   * lookups to report) while the lease's unspent credit is read, with no PostgreSQL read.
-   */
-  async balanceWith(accountId: string, buckets: Buckets): Promise<number> {
-    const [, unspent] = await Promise.all([
-      this.orWhileWalletFails(this.#wallet.storeBuckets(accountId, buckets), undefined),
-      this.orWhileWalletFails(this.#wallet.available(accountId), 0),
-    ]);
-    return buckets.micro + unspent;
-  }
-
-  /**
    * While the wallet's store fails (Redis down), reads of it answer `fallback`: the balance then
    * leaves out the unspent lease credit (it comes back when the lease settles), and nothing else
    * that needs only PostgreSQL fails with it.

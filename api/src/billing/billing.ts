@@ -39,8 +39,9 @@
  *    count as charges), and after every lease is settled the buckets alone say so.
  *    `X-Credits-Remaining` is the buckets (as PostgreSQL last reported them, with a version so an
  *    older report never wins) plus the wallet's unspent credit, read in the spend's own step. A
- *    window charge (SQL, export) stays on the ledger; when the buckets are short while a lease holds
- *    credit, the lease is settled and the charge retried, so leased credit is never out of reach.
+ *    window charge (SQL, export) is spent from the same wallet under its window's key, which the
+ *    wallet remembers as long as the tracker remembers the charge (a key is never spent twice);
+ *    its refund writes its record to the ledger first, then refunds it under its lease.
  *    How much a lease takes is `leaseSize` (`leases.ts`), the one statement of that rule.
  *    A REST lookup first holds its largest cost in its counter call (`holds.ts`): the hold leaves
  *    the spendable credit but stays in the balance (buckets + unspent + held) until its release

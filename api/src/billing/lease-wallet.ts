@@ -61,10 +61,10 @@ export class LeaseWallet {
    * Spends a lookup from the wallet. While the wallet's store fails (Redis down), the lookup is
    * charged in the ledger directly, as before leases: slower, never free.
    */
-  async charge(payer: Payer, record: ChargeRecord, spec: ChargeSpec): Promise<LookupCharge> {
+  async charge(payer: Payer, record: ChargeRecord, spec: ChargeSpec, rememberMs = 0): Promise<LookupCharge> {
     if (!record.amountMicro) return { settlement: { chargedMicro: 0, balanceMicro: await this.#o.balances.balance(payer.accountId) }, refund: async () => 0 };
     try {
-      return { settlement: await this.#spend(payer, record, spec), refund: () => this.#unspend(payer.accountId, record.key) };
+      return { settlement: await this.#spend(payer, record, spec, rememberMs), refund: () => this.#unspend(payer.accountId, record.key) };
     } catch (error) {
       if (error instanceof ApiError) throw error;
       this.#o.logger?.warn({ err: error }, 'credit wallet unavailable: the lookup is charged in the ledger directly');
@@ -81,16 +81,18 @@ export class LeaseWallet {
   }
 
   /** One script call when the wallet covers the cost; otherwise a lease from PostgreSQL first. */
-  async #spend(payer: Payer, record: ChargeRecord, spec: ChargeSpec): Promise<Settlement> {
+  async #spend(payer: Payer, record: ChargeRecord, spec: ChargeSpec, rememberMs: number): Promise<Settlement> {
     for (let attempt = 0; attempt < SPEND_ATTEMPTS; attempt++) {
-      const spent = await this.#o.wallet.spend(payer.accountId, record);
+      const spent = await this.#o.wallet.spend(payer.accountId, record, rememberMs);
       if (spent.ok) {
         const buckets = spent.bucketsMicro ?? (await this.#o.balances.refreshBuckets(payer.accountId));
         const charged = spent.duplicate ? 0 : record.amountMicro;
         countCharge(this.#o.metrics, payer, spec, charged);
-        this.#o.balances.remember(payer.accountId, buckets + spent.unspentMicro);
+        // The balance counts the open lease's holds too (other requests' lookups in flight).
+        const balanceMicro = buckets + spent.unspentMicro + spent.heldMicro;
+        this.#o.balances.remember(payer.accountId, balanceMicro);
         this.#refillEarly(payer.accountId, spent.unspentMicro, record.amountMicro);
-        return { chargedMicro: charged, balanceMicro: buckets + spent.unspentMicro };
+        return { chargedMicro: charged, balanceMicro };
       }
       // A closed wallet's lease is being settled (or its settler died): finish that first.
       if (spent.closedLeaseId) await this.settleLease(payer.accountId, spent.closedLeaseId);
@@ -165,6 +167,21 @@ export class LeaseWallet {
     return 0;
   }
 
+  /**
+   * Refunds a window charge spent from the wallet: its record is written to the ledger first (a
+   * window's charges are numbered from the ledger, so its refund must leave a row), then refunded
+   * under its lease. 0 when the charge is not a lease's (or is refunded already).
+   */
+  async refundWindowCharge(accountId: string, chargeKey: string): Promise<number> {
+    await this.#flushAccount(accountId, FLUSH_WAIT_ATTEMPTS);
+    return this.refundLeaseCharge(chargeKey);
+  }
+
+  /** Whether a charge key was spent from the wallet; false while its store fails (nothing to go on). */
+  async spent(accountId: string, chargeKey: string): Promise<boolean> {
+    return this.#o.wallet.spent(accountId, chargeKey).catch(() => false);
+  }
+
   /** Refunds a lookup's charge that reached the ledger, into the wallet while its lease is open; once. */
   async refundLeaseCharge(chargeKey: string): Promise<number> {
     const refund = await this.#o.leases.refund(chargeKey);
@@ -173,10 +190,6 @@ export class LeaseWallet {
     if (refund.leaseOpen) await this.#o.wallet.credit(refund.accountId, refund.leaseId, refund.refundedMicro);
     await this.#o.wallet.storeBuckets(refund.accountId, refund.buckets);
     return refund.refundedMicro;
-  }
-
-  async hasOpenLease(accountId: string): Promise<boolean> {
-    return Boolean(await this.#o.leases.open(accountId));
   }
 
   /** Settles the account's open lease now, if it has one. */

@@ -6,7 +6,8 @@
  * `<prefix>wal-log:<account>` (hash: charge key → `<lease>|<amount>|<record json>`),
  * `<prefix>wal-lock:<account>` (the flush lock), `<prefix>wal-hold:<account>` (hash: charge key →
  * `<lease>|<amount>`, lease `-` once orphaned); and `<prefix>wal-dirty` (set of accounts with a
- * pending log), `<prefix>wal-holds` (sorted set: `<account> <charge key>` → hold expiry ms).
+ * pending log), `<prefix>wal-holds` (sorted set: `<account> <charge key>` → hold expiry ms),
+ * `<prefix>wal-key:<charge key>` (a window charge's key, remembered past its flush: its lease).
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -17,14 +18,17 @@ import type { Buckets, ChargeRecord, HoldRequest, HoldResult, PendingCharge, Rel
 /** A flush that takes longer than this loses its lock; far above any ledger write. */
 const FLUSH_LOCK_MS = 30_000;
 
-// KEYS: wallet, log, dirty. ARGV: charge key, amount, record json, account id.
-// Returns {1|2 (spent|duplicate), lease, unspent, bal|''} or {0, closed lease|''}.
+// KEYS: wallet, log, dirty, the key's memory. ARGV: charge key, amount, record json, account id,
+// how long to remember the key (0: while it is in the log only).
+// Returns {1|2 (spent|duplicate), lease, unspent, bal|'', held} or {0, closed lease|''}.
 const SPEND = `
 local bal = redis.call('HGET', KEYS[1], 'bal') or ''
+local held = redis.call('HGET', KEYS[1], 'open') == '1' and (redis.call('HGET', KEYS[1], 'held') or '0') or '0'
 local prev = redis.call('HGET', KEYS[2], ARGV[1])
-if prev then
+local remembered = tonumber(ARGV[5]) > 0 and redis.call('GET', KEYS[4])
+if prev or remembered then
   local unspent = redis.call('HGET', KEYS[1], 'open') == '1' and redis.call('HGET', KEYS[1], 'unspent') or '0'
-  return {2, string.match(prev, '^[^|]+'), unspent, bal}
+  return {2, prev and string.match(prev, '^[^|]+') or remembered, unspent, bal, held}
 end
 local lease = redis.call('HGET', KEYS[1], 'lease')
 if not lease then return {0, ''} end
@@ -33,7 +37,8 @@ if tonumber(redis.call('HGET', KEYS[1], 'unspent')) < tonumber(ARGV[2]) then ret
 local unspent = redis.call('HINCRBY', KEYS[1], 'unspent', -tonumber(ARGV[2]))
 redis.call('HSET', KEYS[2], ARGV[1], lease .. '|' .. ARGV[2] .. '|' .. ARGV[3])
 redis.call('SADD', KEYS[3], ARGV[4])
-return {1, lease, tostring(unspent), bal}`;
+if tonumber(ARGV[5]) > 0 then redis.call('SET', KEYS[4], lease, 'PX', ARGV[5]) end
+return {1, lease, tostring(unspent), bal, held}`;
 
 // KEYS: wallet. ARGV: buckets micro, buckets version.
 const STORE_BUCKETS = `
@@ -211,17 +216,19 @@ export class RedisWallet implements Wallet {
     return runScript(this.#redis, s, keys, ...args);
   }
 
-  async spend(accountId: string, record: ChargeRecord): Promise<SpendResult> {
+  async spend(accountId: string, record: ChargeRecord, rememberMs = 0): Promise<SpendResult> {
     const { key, amountMicro, ...rest } = record;
-    const reply = (await this.#run(SCRIPTS.spend, [this.#wallet(accountId), this.#log(accountId), this.#dirty], key, amountMicro, JSON.stringify(rest), accountId)) as [
+    const keys = [this.#wallet(accountId), this.#log(accountId), this.#dirty, `${this.#prefix}wal-key:${key}`];
+    const reply = (await this.#run(SCRIPTS.spend, keys, key, amountMicro, JSON.stringify(rest), accountId, rememberMs)) as [
       number,
       string,
       string?,
       string?,
+      string?,
     ];
-    const [status, lease, unspent, bal] = reply;
+    const [status, lease, unspent, bal, held] = reply;
     if (status === 0) return { ok: false, closedLeaseId: lease || undefined };
-    return { ok: true, leaseId: lease, unspentMicro: Number(unspent), bucketsMicro: bal ? Number(bal) : undefined, duplicate: status === 2 };
+    return { ok: true, leaseId: lease, unspentMicro: Number(unspent), heldMicro: Number(held ?? 0), bucketsMicro: bal ? Number(bal) : undefined, duplicate: status === 2 };
   }
 
   async fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets): Promise<void> {
@@ -274,6 +281,11 @@ export class RedisWallet implements Wallet {
   async openLeases(): Promise<{ accountId: string; leaseId: string }[]> {
     // Leases in Redis outlive this pod: other pods, or the reconciler at expiry, settle them.
     return [];
+  }
+
+  async spent(accountId: string, key: string): Promise<boolean> {
+    const [inLog, remembered] = await Promise.all([this.#redis.hexists(this.#log(accountId), key), this.#redis.exists(`${this.#prefix}wal-key:${key}`)]);
+    return inLog === 1 || remembered === 1;
   }
 
   async available(accountId: string): Promise<number> {

@@ -5,6 +5,9 @@
  *
  * - `spend` is atomic: it checks the wallet is open and covers the cost, takes the cost, and
  *   appends the charge record to the account's pending log, in one step, idempotent on the key.
+ *   A lookup's key is new every time, so the log alone decides a duplicate; a window's key (a SQL
+ *   result's, an export file's) is asked for again by later requests, so it is remembered for
+ *   `rememberMs` after the spend, past its flush: a key spent once is never spent twice.
  * - `flush` hands the pending log to a writer under a per-account lock and removes exactly the
  *   records it handed over once the writer returns, so two flushers never trim each other's work.
  * - `unspend` takes back a record that is still pending (the lookup's response never went out) and
@@ -42,7 +45,15 @@ export interface PendingCharge extends ChargeRecord {
 
 export type SpendResult =
   /** Spent (or already spent under this key: `duplicate`). `bucketsMicro` undefined: not cached. */
-  | { readonly ok: true; readonly leaseId: string; readonly unspentMicro: number; readonly bucketsMicro: number | undefined; readonly duplicate: boolean }
+  | {
+      readonly ok: true;
+      readonly leaseId: string;
+      readonly unspentMicro: number;
+      /** The open lease's holds (`hold`): part of the balance, not spendable. */
+      readonly heldMicro: number;
+      readonly bucketsMicro: number | undefined;
+      readonly duplicate: boolean;
+    }
   /** Not spent: no wallet, a closed one (`closedLeaseId`: settle it first), or too little in it. */
   | { readonly ok: false; readonly closedLeaseId: string | undefined };
 
@@ -70,7 +81,7 @@ export type UnspendResult = number | 'flushing' | 'written';
 export interface Wallet {
   /** True when the wallet lives in this process only: a drain must settle its leases. */
   readonly local: boolean;
-  spend(accountId: string, record: ChargeRecord): Promise<SpendResult>;
+  spend(accountId: string, record: ChargeRecord, rememberMs?: number): Promise<SpendResult>;
   /** Adds a lease's new credit; opens the wallet on it when it holds no open lease. Stores the buckets too. */
   fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets): Promise<void>;
   /** Returns a refunded charge's amount to the wallet, if the lease is still the open one. */
@@ -91,6 +102,8 @@ export interface Wallet {
   pendingAccounts(): Promise<string[]>;
   /** Accounts whose wallet is open (for a drain of a local wallet). */
   openLeases(): Promise<{ accountId: string; leaseId: string }[]>;
+  /** Whether `key` was spent (still in the log, or a window key remembered past its flush). */
+  spent(accountId: string, key: string): Promise<boolean>;
   /** The spendable credit plus the holds of the open lease: the wallet's part of the balance. */
   available(accountId: string): Promise<number>;
   /**
@@ -111,6 +124,9 @@ export interface Wallet {
   orphanHolds(accountId: string, leaseId: string): Promise<void>;
 }
 
+/** Past this many remembered window keys, the memory wallet drops the expired ones. */
+const REMEMBERED_KEYS_MAX = 100_000;
+
 interface MemoryAccount {
   leaseId?: string;
   open: boolean;
@@ -128,21 +144,36 @@ export class MemoryWallet implements Wallet {
   /** Charge key → its hold (`<account>`, lease or '' once orphaned, amount, expiry). */
   readonly #holds = new Map<string, { accountId: string; leaseId: string; amountMicro: number; expiresAtMs: number }>();
 
+  /** Window charge keys spent → their lease and until when they are remembered. */
+  readonly #keys = new Map<string, { leaseId: string; untilMs: number }>();
+
+  #remembered(key: string): string | undefined {
+    const entry = this.#keys.get(key);
+    return entry && entry.untilMs > Date.now() ? entry.leaseId : undefined;
+  }
+
+  #remember(key: string, leaseId: string, forMs: number): void {
+    // Bounded: past this many keys the expired ones go (a day of one process's window charges).
+    if (this.#keys.size >= REMEMBERED_KEYS_MAX) for (const [k, entry] of this.#keys) if (entry.untilMs <= Date.now()) this.#keys.delete(k);
+    this.#keys.set(key, { leaseId, untilMs: Date.now() + forMs });
+  }
+
   #account(accountId: string): MemoryAccount {
     let account = this.#accounts.get(accountId);
     if (!account) this.#accounts.set(accountId, (account = { open: false, unspentMicro: 0, heldMicro: 0, pending: new Map(), flushing: false }));
     return account;
   }
 
-  async spend(accountId: string, record: ChargeRecord): Promise<SpendResult> {
+  async spend(accountId: string, record: ChargeRecord, rememberMs = 0): Promise<SpendResult> {
     const a = this.#account(accountId);
     const bucketsMicro = a.buckets?.micro;
-    const previous = a.pending.get(record.key);
-    if (previous) return { ok: true, leaseId: previous.leaseId, unspentMicro: a.open ? a.unspentMicro : 0, bucketsMicro, duplicate: true };
+    const previous = a.pending.get(record.key)?.leaseId ?? (rememberMs > 0 ? this.#remembered(record.key) : undefined);
+    if (previous) return { ok: true, leaseId: previous, unspentMicro: a.open ? a.unspentMicro : 0, heldMicro: a.open ? a.heldMicro : 0, bucketsMicro, duplicate: true };
     if (!a.open || !a.leaseId || a.unspentMicro < record.amountMicro) return { ok: false, closedLeaseId: a.open ? undefined : a.leaseId };
     a.unspentMicro -= record.amountMicro;
     a.pending.set(record.key, { ...record, accountId, leaseId: a.leaseId });
-    return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, bucketsMicro, duplicate: false };
+    if (rememberMs > 0) this.#remember(record.key, a.leaseId, rememberMs);
+    return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, heldMicro: a.heldMicro, bucketsMicro, duplicate: false };
   }
 
   async fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets): Promise<void> {
@@ -206,6 +237,10 @@ export class MemoryWallet implements Wallet {
 
   async openLeases(): Promise<{ accountId: string; leaseId: string }[]> {
     return [...this.#accounts].flatMap(([accountId, a]) => (a.open && a.leaseId ? [{ accountId, leaseId: a.leaseId }] : []));
+  }
+
+  async spent(accountId: string, key: string): Promise<boolean> {
+    return Boolean(this.#accounts.get(accountId)?.pending.has(key) || this.#remembered(key));
   }
 
   async available(accountId: string): Promise<number> {
