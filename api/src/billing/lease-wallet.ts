@@ -177,6 +177,11 @@ export class LeaseWallet {
     return this.refundLeaseCharge(chargeKey);
   }
 
+  /** Whether a charge under `prefix` waits in the account's pending log; false while its store fails. */
+  async pendingWithPrefix(accountId: string, prefix: string): Promise<boolean> {
+    return this.#o.wallet.pendingWithPrefix(accountId, prefix).catch(() => false);
+  }
+
   /** Whether a charge key was spent from the wallet; false while its store fails (nothing to go on). */
   async spent(accountId: string, chargeKey: string): Promise<boolean> {
     return this.#o.wallet.spent(accountId, chargeKey).catch(() => false);

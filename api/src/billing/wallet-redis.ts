@@ -283,6 +283,12 @@ export class RedisWallet implements Wallet {
     return [];
   }
 
+  async pendingWithPrefix(accountId: string, prefix: string): Promise<boolean> {
+    // The log holds at most a flush interval of the account's charges: one scan call covers it.
+    const [, found] = await this.#redis.hscan(this.#log(accountId), '0', 'MATCH', `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', 1_000);
+    return found.length > 0;
+  }
+
   async spent(accountId: string, key: string): Promise<boolean> {
     const [inLog, remembered] = await Promise.all([this.#redis.hexists(this.#log(accountId), key), this.#redis.exists(`${this.#prefix}wal-key:${key}`)]);
     return inLog === 1 || remembered === 1;

@@ -102,6 +102,8 @@ export interface Wallet {
   pendingAccounts(): Promise<string[]>;
   /** Accounts whose wallet is open (for a drain of a local wallet). */
   openLeases(): Promise<{ accountId: string; leaseId: string }[]>;
+  /** Whether the account's pending log holds a charge whose key starts with `prefix`. */
+  pendingWithPrefix(accountId: string, prefix: string): Promise<boolean>;
   /** Whether `key` was spent (still in the log, or a window key remembered past its flush). */
   spent(accountId: string, key: string): Promise<boolean>;
   /** The spendable credit plus the holds of the open lease: the wallet's part of the balance. */
@@ -237,6 +239,11 @@ export class MemoryWallet implements Wallet {
 
   async openLeases(): Promise<{ accountId: string; leaseId: string }[]> {
     return [...this.#accounts].flatMap(([accountId, a]) => (a.open && a.leaseId ? [{ accountId, leaseId: a.leaseId }] : []));
+  }
+
+  async pendingWithPrefix(accountId: string, prefix: string): Promise<boolean> {
+    for (const key of this.#accounts.get(accountId)?.pending.keys() ?? []) if (key.startsWith(prefix)) return true;
+    return false;
   }
 
   async spent(accountId: string, key: string): Promise<boolean> {

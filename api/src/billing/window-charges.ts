@@ -56,8 +56,15 @@ export class WindowCharges {
    * Whether the payer paid for a stored result of this query in the last 5 minutes: a hint that the
    * request is a re-read (rule 4), never a charge decision. `deliver` still decides the charge.
    */
-  paidSqlResult(payer: Payer, queryId: string): Promise<boolean> {
-    return this.#o.ledger.paidSince(payer.accountId, sqlQueryPrefix(payer.accountId, queryId), SQL_RESULT_WINDOW_MS);
+  async paidSqlResult(payer: Payer, queryId: string): Promise<boolean> {
+    const prefix = sqlQueryPrefix(payer.accountId, queryId);
+    // A charge spent in the last flush interval is still in the wallet's log, not yet in the ledger
+    // (a refunded one is always in the ledger: its refund writes it first).
+    const [inLedger, pending] = await Promise.all([
+      this.#o.ledger.paidSince(payer.accountId, prefix, SQL_RESULT_WINDOW_MS),
+      this.#o.leaseWallet.pendingWithPrefix(payer.accountId, prefix),
+    ]);
+    return inLedger || pending;
   }
 
   /**
