@@ -52,7 +52,8 @@ export class Refunds {
     const direct = await this.#o.ledger.refund(chargeKey);
     const refunded = direct || isLookupKey(chargeKey) ? direct : await this.#o.leaseWallet.refundWindowCharge(accountId, chargeKey);
     if (refunded) {
-      this.#o.metrics?.refunds.inc();
+      // A refund under a lease is counted where it is written (`LeaseWallet.refundLeaseCharge`).
+      if (direct) this.#o.metrics?.refunds.inc();
       await this.#o.balances.refreshBuckets(accountId);
     }
     return refunded;

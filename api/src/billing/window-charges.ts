@@ -77,7 +77,7 @@ export class WindowCharges {
     const first = options.madeResult && options.carriesBytes && window.lengthMs === undefined ? await this.#deliverFirst(payer, window, options) : undefined;
     if (first) return first;
     for (let attempt = 0; attempt < WINDOW_ATTEMPTS; attempt++) {
-      const current = await this.#o.ledger.window(payer.accountId, window);
+      const current = await this.#window(payer, window);
       if (current.paid && !options.carriesBytes) return this.#freeRead(payer, current.key);
       const id = randomUUID();
       if (!(await this.#begin(current.key, id))) {
@@ -94,6 +94,17 @@ export class WindowCharges {
       return this.#delivery(current.key, id, settlement, options.sizeBytes);
     }
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
+  }
+
+  /**
+   * The window's charge from the ledger; a charge spent in the last flush interval is still in the
+   * wallet's log (its key is remembered), so the window is paid though the ledger does not show it
+   * yet. A refunded or aged-out charge moves the ledger to the next key, which was never spent.
+   */
+  async #window(payer: Payer, window: WindowSpec): Promise<{ key: string; paid: boolean }> {
+    const current = await this.#o.ledger.window(payer.accountId, window);
+    if (current.paid) return current;
+    return { key: current.key, paid: await this.#o.leaseWallet.spent(payer.accountId, current.key) };
   }
 
   #begin(chargeKey: string, id: string): Promise<boolean> {
