@@ -120,6 +120,7 @@ export class Billing {
       refreshBuckets: (accountId) => this.#balances.refreshBuckets(accountId),
       refundSpent: (accountId, key) => this.#leaseWallet.refundSpent(accountId, key),
       onForgiven: options.onForgiven,
+      afterHold: (accountId, held, unspentMicro, holdMicro) => this.#leaseWallet.afterHold(accountId, held, unspentMicro, holdMicro),
       ttlMs: options.deliveryTtlMs ?? DELIVERY_TTL_MS,
       now,
     });

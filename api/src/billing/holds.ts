@@ -41,6 +41,8 @@ export interface HoldsOptions {
   readonly refundSpent: (accountId: string, key: string) => Promise<number>;
   /** A lookup's charge that was forgiven (its hold expired, or its lease settled without it). */
   readonly onForgiven?: (key: string) => void;
+  /** After each hold attempt: whether it held, the spendable credit left, the amount asked (the wallet's refill). */
+  readonly afterHold: (accountId: string, held: boolean, unspentMicro: number, holdMicro: number) => void;
   /** How long a hold lives without its release. */
   readonly ttlMs: number;
   readonly now: () => number;
@@ -85,6 +87,8 @@ export class Holds {
   }
 
   async #held(accountId: string, request: HoldRequest, result: HoldResult): Promise<Hold | undefined> {
+    // An account with no lease yet takes its first one when it is charged, as without holds.
+    if (result.ok || result.leased) this.#o.afterHold(accountId, result.ok, result.ok ? result.unspentMicro : 0, request.amountMicro);
     if (!result.ok) return undefined;
     const buckets = result.bucketsMicro ?? (await this.#o.refreshBuckets(accountId));
     return { accountId, key: request.key, heldMicro: request.amountMicro, balanceMicro: buckets + result.unspentMicro + result.heldMicro };

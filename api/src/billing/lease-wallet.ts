@@ -104,6 +104,17 @@ export class LeaseWallet {
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
   }
 
+  /**
+   * After a hold (`holds.ts`): the wallet is refilled in the background, sized for the hold, when
+   * the hold found it short (that request then charges the usual way) or left less than a quarter
+   * of the last slice, so the next lookups hold from it instead of waiting for PostgreSQL.
+   */
+  afterHold(accountId: string, held: boolean, unspentMicro: number, holdMicro: number): void {
+    if (held) return this.#refillEarly(accountId, unspentMicro, holdMicro);
+    if (this.#taking.has(accountId)) return;
+    void this.#o.writes.track(this.#takeLease(accountId, holdMicro, holdMicro).catch(() => undefined));
+  }
+
   /** Extends the lease in the background when a quarter of the last slice is left, so requests rarely wait for PostgreSQL. */
   #refillEarly(accountId: string, unspentMicro: number, costMicro: number): void {
     const last = this.#lastLease.get(accountId);

@@ -128,13 +128,14 @@ end`;
 
 // The rider of a request's counter call (`TakeRider`): first the releases it carries, then, unless a
 // counter refused the request, the hold. RK: wallet, holds, hold expiries. RA: prefix, account, key,
-// amount, expiry, releases… Returns {1, lease, forgiven, unspent, held, bal|''} or {0, '', forgiven}.
+// amount, expiry, releases… Returns {1, lease, forgiven, unspent, held, bal|''} or {0, lease if open but short|'', forgiven}.
 const HOLD_RIDER = `${RELEASE_FN}${RELEASE_ALL_FN}
 local forgiven = releaseAll(RA[1], RA, 6)
 if over then return {0, '', forgiven} end
 local st = redis.call('HMGET', RK[1], 'lease', 'open', 'unspent', 'bal')
 local amount = tonumber(RA[4])
-if not st[1] or st[2] ~= '1' or tonumber(st[3]) < amount then return {0, '', forgiven} end
+if not st[1] or st[2] ~= '1' then return {0, '', forgiven} end
+if tonumber(st[3]) < amount then return {0, st[1], forgiven} end
 local unspent = redis.call('HINCRBY', RK[1], 'unspent', -amount)
 local held = redis.call('HINCRBY', RK[1], 'held', amount)
 redis.call('HSET', RK[2], RA[3], st[1] .. '|' .. amount)
@@ -305,7 +306,7 @@ export class RedisWallet implements Wallet {
 
   holdReply(reply: unknown): { hold: HoldResult; forgiven: string[] } {
     const [status, lease, forgiven, unspent, held, bal] = reply as [number, string, string[], number?, number?, string?];
-    if (status !== 1) return { hold: { ok: false }, forgiven };
+    if (status !== 1) return { hold: { ok: false, leased: Boolean(lease) }, forgiven };
     return { hold: { ok: true, leaseId: lease, unspentMicro: Number(unspent), heldMicro: Number(held), bucketsMicro: bal ? Number(bal) : undefined }, forgiven };
   }
 

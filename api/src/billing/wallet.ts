@@ -67,7 +67,8 @@ export interface HoldRequest {
 export type HoldResult =
   /** Held. `unspentMicro` + `heldMicro` (this hold included) + `bucketsMicro` is the balance before this request's charge. */
   | { readonly ok: true; readonly leaseId: string; readonly unspentMicro: number; readonly heldMicro: number; readonly bucketsMicro: number | undefined }
-  | { readonly ok: false };
+  /** Not held; `leased`: the wallet has an open lease (it was short, not empty of any lease). */
+  | { readonly ok: false; readonly leased: boolean };
 
 /** The end of a hold: `record` is the true charge (amount 0: the request failed, nothing charged). */
 export interface Release {
@@ -260,12 +261,12 @@ export class MemoryWallet implements Wallet {
   }
 
   holdReply(): { hold: HoldResult; forgiven: string[] } {
-    return { hold: { ok: false }, forgiven: [] };
+    return { hold: { ok: false, leased: false }, forgiven: [] };
   }
 
   async hold(accountId: string, hold: HoldRequest): Promise<HoldResult> {
     const a = this.#account(accountId);
-    if (!a.open || !a.leaseId || a.unspentMicro < hold.amountMicro) return { ok: false };
+    if (!a.open || !a.leaseId || a.unspentMicro < hold.amountMicro) return { ok: false, leased: a.open && Boolean(a.leaseId) };
     a.unspentMicro -= hold.amountMicro;
     a.heldMicro += hold.amountMicro;
     this.#holds.set(hold.key, { accountId, leaseId: a.leaseId, amountMicro: hold.amountMicro, expiresAtMs: hold.expiresAtMs });
