@@ -7,6 +7,9 @@
  *      warm-up copies it into its disk cache (its MB/s and CPU ms per MB), then the first download
  *      of the new version on the pod (goal ≥ 90% of direct) and a repeat download (goal ≥ 100%),
  *      each with the API's CPU ms per MB; medians over three publishes; and the API's peak RSS.
+ * Beside each query row: the API's CPU µs per request and its Redis round trips per request (a
+ * counting proxy in front of the API's Redis; the batches its billing timers send meanwhile, about
+ * 4 a second, are counted too, so a slow row carries a share of them).
  * Every process is separate: s3rver, one runner, the API, and this client.
  * Env: BENCH_ROWS (2,000,000), BENCH_ITERATIONS (20), BENCH_EXPORT_MB (200, or a list such as
  * `50,200` to compare peak RSS across sizes), BENCH_PARTS (`queries,export`), BENCH_CPU_PROF (a
@@ -27,7 +30,8 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { MANIFEST_KEY, newVersion, versionManifestKey, versionPrefix } from '@uda/shared/manifest';
 import { S3Store } from '@uda/shared/object-store';
 import { RESULT_ENVELOPE_TYPE } from '@uda/shared/runner-contract';
-import { RUNNER_AUTH, startChild, waitReady } from '@uda/test-support/runner-harness';
+import { RUNNER_AUTH, TEST_RUNNER_TOKEN, startChild, waitReady } from '@uda/test-support/runner-harness';
+import { type CountingRedisProxy, countingRedisProxy } from '@uda/test-support/redis-proxy';
 import { entryName } from '../src/objects/object-cache.ts';
 import { Manifests } from '../src/sql/export-version.ts';
 import { type BenchBlob, BLOB_NAMES, benchDatabase, bigFile, createBenchDatabase, publish, spawnJson } from './sql-fixtures.ts';
@@ -128,14 +132,15 @@ async function main(): Promise<void> {
   await waitReady(runner.url, 120_000);
   log('runner ready');
   const database = await benchDatabase();
+  const redis = await countingRedisProxy(database.redisUrl);
   const api = await spawnJson<{ url: string; apiKey: string }>(NODE, [
     ...PROFILE_ARGS,
     join(import.meta.dirname, 'sql-server.ts'),
-    JSON.stringify({ ...s3Env, QUERY_RUNNER_URLS: runner.url, DATABASE_URL: database.url, REDIS_URL: database.redisUrl, DATA_DIR: join(work.dir, 'api'), OBJECT_CACHE_MAX_MB: OBJECT_CACHE_MB, OBJECT_CACHE_WARM_CONCURRENCY: WARM ? '1' : '0', OBJECT_CACHE_WARM_POLL_MS: '200' }),
+    JSON.stringify({ ...s3Env, QUERY_RUNNER_URLS: runner.url, QUERY_RUNNER_TOKEN: TEST_RUNNER_TOKEN, DATABASE_URL: database.url, REDIS_URL: redis.url, DATA_DIR: join(work.dir, 'api'), OBJECT_CACHE_MAX_MB: OBJECT_CACHE_MB, OBJECT_CACHE_WARM_CONCURRENCY: WARM ? '1' : '0', OBJECT_CACHE_WARM_POLL_MS: '200' }),
   ]);
   try {
     const auth = { authorization: `Bearer ${api.info.apiKey}`, 'content-type': 'application/json' };
-    if (PARTS.has('queries')) await benchQueries(runner.url, api.info.url, { api: api.child.pid!, runner: runner.child.pid! }, auth);
+    if (PARTS.has('queries')) await benchQueries(runner.url, api.info.url, { api: api.child.pid!, runner: runner.child.pid! }, auth, redis);
     if (blobs.length > 0) await benchExports(store, api.info.url, api.child.pid!, auth, blobs, join(work.dir, 'api', 'object-cache'));
     process.stdout.write(
       `\ncommand: npm run bench:sql (BENCH_ROWS=${ROWS}, BENCH_ITERATIONS=${ITERATIONS}, BENCH_EXPORT_MB=${sizes.join(',')}, BENCH_PARTS=${[...PARTS].join(',')}, BENCH_OBJECT_CACHE_MB=${OBJECT_CACHE_MB}, BENCH_WARM=${WARM ? 1 : 0}); S3 ${s3.endpoint}\n`,
@@ -143,18 +148,20 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all([stop(api.child), stop(runner.child)]);
     s3.child?.kill('SIGKILL');
+    await redis.close();
     await database.drop();
     await rm(work.dir, { recursive: true, force: true });
   }
 }
 
-async function benchQueries(runnerUrl: string, apiUrl: string, pids: { api: number; runner: number }, auth: Record<string, string>): Promise<void> {
+async function benchQueries(runnerUrl: string, apiUrl: string, pids: { api: number; runner: number }, auth: Record<string, string>, redis: CountingRedisProxy): Promise<void> {
   process.stdout.write(
     `\nquery latency, median of ${ITERATIONS} runs each, the runner and the API taking turns, after one untimed call each; ` +
-      'uncached except the last row (ms). CPU ms per request: the API process, and the runner process for the API\'s calls and for the direct ones\n',
+      'uncached except the last row (ms). CPU ms per request: the API process, and the runner process for the API\'s calls and for the direct ones; ' +
+      'the API\'s CPU µs and Redis round trips per request\n',
   );
   process.stdout.write(
-    `${'query'.padEnd(16)} ${'runner'.padStart(8)} ${'API'.padStart(8)} ${'overhead'.padStart(9)} ${'added'.padStart(8)} ${'API CPU'.padStart(8)} ${'runner CPU via API / direct'.padStart(28)}\n`,
+    `${'query'.padEnd(16)} ${'runner'.padStart(8)} ${'API'.padStart(8)} ${'overhead'.padStart(9)} ${'added'.padStart(8)} ${'API CPU'.padStart(8)} ${'runner CPU via API / direct'.padStart(28)} ${'API µs/req'.padStart(10)} ${'Redis RT/req'.padStart(12)}\n`,
   );
   const viaApi = (sql: string) => async () => {
     const res = await fetch(`${apiUrl}/api/v1/query`, { method: 'POST', headers: auth, body: JSON.stringify({ sql }) });
@@ -163,7 +170,7 @@ async function benchQueries(runnerUrl: string, apiUrl: string, pids: { api: numb
   };
   for (const q of QUERIES) {
     // A fresh query id (direct) or a fresh comment (API, which makes the id) per call: every call executes the query.
-    const row = await race(pids, {
+    const row = await race(pids, redis, {
       direct: () => directQuery(runnerUrl, { queryId: randomUUID(), sql: q.sql, format: 'json' }),
       api: () => viaApi(`/* ${randomUUID()} */ ${q.sql}`)(),
     });
@@ -174,7 +181,7 @@ async function benchQueries(runnerUrl: string, apiUrl: string, pids: { api: numb
   const point = QUERIES[0]!.sql;
   const queryId = randomUUID();
   const apiSql = `/* ${randomUUID()} */ ${point}`;
-  printRow('stored re-read', await race(pids, { direct: () => directQuery(runnerUrl, { queryId, sql: point, format: 'json' }), api: viaApi(apiSql) }));
+  printRow('stored re-read', await race(pids, redis, { direct: () => directQuery(runnerUrl, { queryId, sql: point, format: 'json' }), api: viaApi(apiSql) }));
 }
 
 /**
@@ -197,6 +204,8 @@ interface RaceRow {
   apiCpu: number;
   runnerCpuViaApi: number;
   runnerCpuDirect: number;
+  /** Redis batches the API wrote per API call. */
+  redisPerCall: number;
 }
 
 /**
@@ -204,11 +213,12 @@ interface RaceRow {
  * lazy set-up, JIT, connections), so a load that changes during the run hits both sides alike.
  * CPU is summed over the timed calls of each side.
  */
-async function race(pids: { api: number; runner: number }, calls: { direct: () => Promise<void>; api: () => Promise<void> }): Promise<RaceRow> {
+async function race(pids: { api: number; runner: number }, redis: CountingRedisProxy, calls: { direct: () => Promise<void>; api: () => Promise<void> }): Promise<RaceRow> {
   await calls.direct();
   await calls.api();
   const times = { direct: [] as number[], api: [] as number[] };
   const cpu = { api: 0, runnerViaApi: 0, runnerDirect: 0 };
+  let redisBatches = 0;
   for (let i = 0; i < ITERATIONS; i++) {
     let runnerBefore = cpuMs(pids.runner);
     let start = performance.now();
@@ -217,9 +227,11 @@ async function race(pids: { api: number; runner: number }, calls: { direct: () =
     cpu.runnerDirect += cpuMs(pids.runner) - runnerBefore;
     const apiBefore = cpuMs(pids.api);
     runnerBefore = cpuMs(pids.runner);
+    const batchesBefore = redis.batches;
     start = performance.now();
     await calls.api();
     times.api.push(performance.now() - start);
+    redisBatches += redis.batches - batchesBefore;
     cpu.api += cpuMs(pids.api) - apiBefore;
     cpu.runnerViaApi += cpuMs(pids.runner) - runnerBefore;
   }
@@ -229,13 +241,23 @@ async function race(pids: { api: number; runner: number }, calls: { direct: () =
     apiCpu: cpu.api / ITERATIONS,
     runnerCpuViaApi: cpu.runnerViaApi / ITERATIONS,
     runnerCpuDirect: cpu.runnerDirect / ITERATIONS,
+    redisPerCall: redisBatches / ITERATIONS,
   };
 }
 
 function printRow(name: string, row: RaceRow): void {
   const overhead = `${((100 * (row.api - row.direct)) / row.direct).toFixed(1)}%`;
   const runnerCpu = `${row.runnerCpuViaApi.toFixed(1)} / ${row.runnerCpuDirect.toFixed(1)}`;
-  const cells = [row.direct.toFixed(1).padStart(8), row.api.toFixed(1).padStart(8), overhead.padStart(9), (row.api - row.direct).toFixed(1).padStart(8), row.apiCpu.toFixed(1).padStart(8), runnerCpu.padStart(28)];
+  const cells = [
+    row.direct.toFixed(1).padStart(8),
+    row.api.toFixed(1).padStart(8),
+    overhead.padStart(9),
+    (row.api - row.direct).toFixed(1).padStart(8),
+    row.apiCpu.toFixed(1).padStart(8),
+    runnerCpu.padStart(28),
+    (row.apiCpu * 1000).toFixed(0).padStart(10),
+    row.redisPerCall.toFixed(1).padStart(12),
+  ];
   process.stdout.write(`${name.padEnd(16)} ${cells.join(' ')}\n`);
 }
 

@@ -38,7 +38,7 @@ export class Balances {
     this.#now = options.now;
   }
 
-  /** The balance: buckets plus the open lease's unspent credit. */
+  /** The balance: buckets plus the open lease's unspent credit (its holds included: `Wallet.available`). */
   async balance(accountId: string): Promise<number> {
     return (await this.#parts(accountId)).balanceMicro;
   }
@@ -57,20 +57,8 @@ export class Balances {
 
   /** The one definition of the balance, with its parts; the buckets go to the wallet for lookups to report. */
   async #parts(accountId: string): Promise<BalanceParts> {
-    const [buckets, unspentMicro] = await Promise.all([this.#readBuckets(accountId), this.orWhileWalletFails(this.#wallet.unspent(accountId), 0)]);
+    const [buckets, unspentMicro] = await Promise.all([this.#readBuckets(accountId), this.orWhileWalletFails(this.#wallet.available(accountId), 0)]);
     return { balanceMicro: buckets.micro + unspentMicro, grantMicro: buckets.grantMicro, topoffMicro: buckets.topoffMicro, unspentMicro };
-  }
-
-  /**
-   * The balance when a charge's statement reported the buckets it left: they go to the wallet (for
-   * lookups to report) while the lease's unspent credit is read, with no PostgreSQL read.
-   */
-  async balanceWith(accountId: string, buckets: Buckets): Promise<number> {
-    const [, unspent] = await Promise.all([
-      this.orWhileWalletFails(this.#wallet.storeBuckets(accountId, buckets), undefined),
-      this.orWhileWalletFails(this.#wallet.unspent(accountId), 0),
-    ]);
-    return buckets.micro + unspent;
   }
 
   /**

@@ -11,6 +11,14 @@
  * admin's `showAccount`, the ledger's sum with the pending log) says the same, and it is what was
  * deposited less what responses reported charged plus what breaks gave back. After each schedule,
  * every invariant is checked against the ledger.
+ *
+ * Lookups also come held (DECISIONS §3 "Holds"): the request's counter script (the real one, through
+ * the Redis limiter backend) holds the largest cost, the lookup then charges its true rows or fails
+ * and releases the hold; releases ride on a pod's next counter call or its flush. A pod that dies
+ * with releases unsent leaves its holds to the reconciler, which releases them as charging nothing;
+ * a settlement orphans holds it could not wait for. Such lookups are forgiven: the only charges
+ * reported and never in the ledger, besides broken responses' refunds, and each is named by the
+ * billing's `onForgiven` or was unsent on the dead pod.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
@@ -27,6 +35,7 @@ import { RedisDeliveryTracker } from './deliveries-redis.ts';
 import { LEASE_TTL_MS, LeaseBook } from './leases.ts';
 import { Ledger } from './ledger.ts';
 import { RedisWallet } from './wallet-redis.ts';
+import { RedisLimiterBackend } from '../limiter/redis.ts';
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -37,6 +46,7 @@ afterAll(() => ctx.close());
 type Step =
   | { kind: 'window'; pod: number; window: number; bytes: boolean; made: boolean }
   | { kind: 'lookup'; pod: number }
+  | { kind: 'held'; pod: number; rows: number; fail: boolean }
   | { kind: 'complete'; pick: number }
   | { kind: 'break'; pick: number; from: number; length: number }
   | { kind: 'range'; pod: number; file: number; from: number; length: number }
@@ -51,6 +61,8 @@ const FILE_BYTES = 1_000;
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('window' as const), pod: fc.nat(1), window: fc.nat(4), bytes: fc.boolean(), made: fc.boolean() }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('lookup' as const), pod: fc.nat(1) }) },
+  // A lookup that holds HELD_ROWS rows' cost in its counter call, then charges `rows` of them or fails.
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('held' as const), pod: fc.nat(1), rows: fc.integer({ min: 1, max: 5 }), fail: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('flush' as const), pod: fc.nat(1) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('expire' as const), pod: fc.nat(1) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('topup' as const) }) },
@@ -64,6 +76,9 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 
 const COST = 30_000;
 const LOOKUP_COST = 5_000;
+/** A held lookup's rows at most, and the price of one. */
+const HELD_ROWS = 5;
+const ROW_COST = 1_000;
 const TOPUP = 40_000;
 const TTL_MS = 60_000;
 
@@ -78,7 +93,8 @@ interface Open {
  * Two pods over one ledger and one Redis; deliveries and leases each on their own fake clock. The
  * deliveries' clock starts at noon UTC, so a schedule's partial refunds all fall in one UTC day.
  */
-function twoPods(): { pods: Billing[]; clocks: { deliveries: number; leases: number }; prefix: string } {
+function twoPods(): { pods: Billing[]; clocks: { deliveries: number; leases: number }; prefix: string; forgiven: Set<string> } {
+  const forgiven = new Set<string>();
   const clocks = { deliveries: Math.floor(Date.now() / 86_400_000) * 86_400_000 + 43_200_000, leases: Date.now() };
   const accounts = new AccountStore(ctx.db);
   const ledger = new Ledger(ctx.db, accounts);
@@ -93,17 +109,31 @@ function twoPods(): { pods: Billing[]; clocks: { deliveries: number; leases: num
         deliveries: new RedisDeliveryTracker({ redis: ctx.redis, prefix }),
         deliveryTtlMs: TTL_MS,
         now: () => clocks.deliveries,
+        holdWaitMs: 50,
+        onForgiven: (key) => forgiven.add(key),
       }),
   );
-  return { pods, clocks, prefix };
+  return { pods, clocks, prefix, forgiven };
 }
 
 /** What abandoning a delivery gave back, from the balances it reports before and after. */
-async function abandoned(delivery: Delivery, lookups: Set<string>, sent?: ByteSpan): Promise<number> {
-  if (delivery.chargeKey.startsWith('lookup:') && delivery.settlement.chargedMicro) lookups.add(delivery.chargeKey);
+async function abandoned(delivery: Delivery, lookups: Map<string, number>, sent?: ByteSpan, reportedRefunds?: Set<string>): Promise<number> {
   if (sent) delivery.sent(sent);
   const after = await delivery.abandon();
-  return after.balanceMicro - delivery.settlement.balanceMicro;
+  const back = after.balanceMicro - delivery.settlement.balanceMicro;
+  if (delivery.chargeKey.startsWith('lookup:') && delivery.settlement.chargedMicro) lookups.set(delivery.chargeKey, back);
+  if (back > 0) reportedRefunds?.add(delivery.chargeKey);
+  return back;
+}
+
+/**
+ * Window refunds no response reported: a delivery whose charge failed (a 402 while another
+ * delivery's lease take emptied the buckets) found the key spent and every other delivery ended,
+ * and its probe refunded the charge (`WindowCharges.#release`). They are in the ledger.
+ */
+async function unreportedRefunds(accountId: string, reported: Set<string>): Promise<number> {
+  const rows = (await ctx.db('ledger').where({ account_id: accountId, kind: 'refund' }).where('idempotency_key', 'not like', 'refund:lookup:%').select('idempotency_key', 'amount_micro')) as { idempotency_key: string; amount_micro: string }[];
+  return rows.filter((r) => !reported.has(r.idempotency_key.replace(/^refund:/, ''))).reduce((total, r) => total - Number(r.amount_micro), 0);
 }
 
 /**
@@ -125,14 +155,21 @@ async function readouts(pods: Billing[], account: Parameters<typeof showAccount>
 
 /** One schedule: two pods over one ledger and one Redis. */
 async function runSchedule(batches: Step[][], startBalance: number): Promise<void> {
-  const { pods, clocks, prefix } = twoPods();
+  const { pods, clocks, prefix, forgiven } = twoPods();
+  const limiter = new RedisLimiterBackend({ client: ctx.redis, prefix });
   const accounts = new AccountStore(ctx.db);
   const account = await accounts.create({ email: 'model@example.com', tier: 'developer' });
   await accounts.setGrant(account.id, startBalance);
   let deposited = startBalance;
   let refundedToCaller = 0;
-  /** Charged lookups whose response broke: refunded from the pending log, or in the ledger. */
-  const brokenLookups = new Set<string>();
+  /** Charged lookups whose response broke → what the break gave back (from the log, the queue or the ledger). */
+  const brokenLookups = new Map<string, number>();
+  /** Charge keys whose refund a broken response reported. */
+  const reportedRefunds = new Set<string>();
+  /** Every charged lookup's key → what its response reported. */
+  const lookupCharges = new Map<string, number>();
+  /** Lookups whose charge is forgiven: `forgiven` (the billing's word) and the releases a dead pod never sent. */
+  const forgivenMicro = () => [...forgiven].reduce((total, key) => total + (lookupCharges.get(key) ?? 0) - (brokenLookups.get(key) ?? 0), 0);
   const payer = { accountId: account.id, tier: account.tier };
   const windows: WindowSpec[] = [
     sqlWindow(account.id, 'q1', 't1'),
@@ -167,6 +204,26 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
         const delivery = await pods[s.pod]!.deliverOnce(payer, { costMicro: LOOKUP_COST }).catch(refusedFor402);
         if (!delivery) return;
         reported += delivery.settlement.chargedMicro;
+        lookupCharges.set(delivery.chargeKey, delivery.settlement.chargedMicro);
+        open.push({ pod: s.pod, delivery, file: false });
+        return;
+      }
+      case 'held': {
+        if (crashed.has(s.pod)) return;
+        const pod = pods[s.pod]!;
+        // The request's counter call: no counter here, only the rider (the hold and this pod's queued releases).
+        const plan = pod.planHold(payer, HELD_ROWS * ROW_COST);
+        const { reply } = plan.rider ? await limiter.takeWith([], plan.rider) : { reply: undefined };
+        const hold = await plan.made(reply);
+        if (s.fail) {
+          if (hold) await pod.releaseHold(hold);
+          return;
+        }
+        // No hold (a short or closed wallet): the lookup charges the usual way, as the route does.
+        const delivery = await pod.deliverOnce(payer, { costMicro: s.rows * ROW_COST }, hold).catch(refusedFor402);
+        if (!delivery) return;
+        reported += delivery.settlement.chargedMicro;
+        lookupCharges.set(delivery.chargeKey, delivery.settlement.chargedMicro);
         open.push({ pod: s.pod, delivery, file: false });
         return;
       }
@@ -183,7 +240,7 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
         const span = item.file && s.length > 0 ? { start: s.from, end: Math.min(FILE_BYTES, s.from + s.length) } : undefined;
         if (span) brokenSpans.set(item.delivery.chargeKey, [...(brokenSpans.get(item.delivery.chargeKey) ?? []), span]);
         // Read after the await: steps of a batch run concurrently.
-        const back = await abandoned(item.delivery, brokenLookups, span);
+        const back = await abandoned(item.delivery, brokenLookups, span, reportedRefunds);
         refundedToCaller += back;
         return;
       }
@@ -196,7 +253,7 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
         const span = s.length > 0 ? { start: s.from, end: Math.min(FILE_BYTES, s.from + s.length) } : undefined;
         if (span) brokenSpans.set(delivery.chargeKey, [...(brokenSpans.get(delivery.chargeKey) ?? []), span]);
         // Read after the await: steps of a batch run concurrently.
-        const back = await abandoned(delivery, brokenLookups, span);
+        const back = await abandoned(delivery, brokenLookups, span, reportedRefunds);
         refundedToCaller += back;
         return;
       }
@@ -215,8 +272,9 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
         return;
       }
       case 'crash': {
-        // The pod dies: its deliveries are never ended, and it serves nothing more.
+        // The pod dies: its deliveries are never ended, its hold releases never sent, and it serves nothing more.
         crashed.add(s.pod);
+        for (const key of pods[s.pod]!.unsentReleases()) forgiven.add(key);
         for (let i = open.length - 1; i >= 0; i--) {
           if (open[i]!.pod !== s.pod) continue;
           const [dead] = open.splice(i, 1);
@@ -227,27 +285,33 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
     }
   };
 
+  const sendReleases = () => Promise.all(pods.filter((_, i) => !crashed.has(i)).map((pod) => pod.sendReleases()));
   for (const batch of batches) {
     await Promise.all(batch.map(run));
+    // A lookup that was running on a pod when it died may have queued its release after the crash step looked.
+    for (const dead of crashed) for (const key of pods[dead]!.unsentReleases()) forgiven.add(key);
     // An early lease extension runs past its lookup's response: a readout in the middle of its
     // move of credit (buckets first, wallet next) would see it half made.
     await Promise.all(pods.map((pod) => pod.writesDone()));
+    // A live pod's hold releases leave within a flush interval; a readout counts a hold as unspent until then.
+    await sendReleases();
     // One balance: after every batch, every readout on every live pod, and the ledger, agree.
     const live = pods.filter((_, i) => !crashed.has(i));
-    const expected = deposited - (reported - refundedToCaller);
+    const expected = deposited - (reported - refundedToCaller - forgivenMicro() - (await unreportedRefunds(account.id, reportedRefunds)));
     expect(await readouts(live, account, deposited, prefix)).toEqual(Array(4 * live.length + 1).fill(expected));
   }
   // Mid-schedule, before the end: the buckets plus the open lease's unspent credit are what was
   // deposited less what was spent, and nothing is negative.
   const survivor = crashed.has(0) ? 1 : 0;
   await pods[survivor]!.flush();
-  expect(await pods[survivor]!.balance(account.id)).toBe(deposited - (reported - refundedToCaller));
+  expect(await pods[survivor]!.balance(account.id)).toBe(deposited - (reported - refundedToCaller - forgivenMicro() - (await unreportedRefunds(account.id, reportedRefunds))));
   // The end of the world: every surviving delivery ends (breaking), then dead pods' entries and
   // every lease expire, and a surviving pod's reconciler refunds and settles them.
   for (const item of open.splice(0)) {
-    const back = await abandoned(item.delivery, brokenLookups);
+    const back = await abandoned(item.delivery, brokenLookups, undefined, reportedRefunds);
     refundedToCaller += back;
   }
+  await sendReleases();
   clocks.deliveries += TTL_MS + 1;
   clocks.leases += LEASE_TTL_MS + 1;
   await pods[survivor]!.reconcile();
@@ -271,8 +335,12 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
   expect(balance).toBeGreaterThanOrEqual(0);
   expect(balance).toBe(deposited - sum(rows, 'grant_micro') - sum(rows, 'topoff_micro'));
   const chargeKeys = new Set(charges.map((r) => r.idempotency_key));
-  const unspent = [...brokenLookups].filter((key) => !chargeKeys.has(key)).length * LOOKUP_COST;
-  expect(reported).toBe(sum(charges) + unspent);
+  // A reported lookup charge missing from the ledger was refunded (its response broke) or forgiven, never lost otherwise.
+  const missing = [...lookupCharges].filter(([key, micro]) => micro > 0 && !chargeKeys.has(key));
+  for (const [key] of missing) expect({ key, refundedOrForgiven: brokenLookups.has(key) || forgiven.has(key) }).toEqual({ key, refundedOrForgiven: true });
+  // A forgiven charge is never in the ledger as well.
+  for (const key of forgiven) expect(chargeKeys.has(key)).toBe(false);
+  expect(reported).toBe(sum(charges) + missing.reduce((total, [, micro]) => total + micro, 0));
   expect(balance).toBe(deposited - (sum(charges) + sum(refunds)));
   expect(await ctx.db('credit_leases').where({ account_id: account.id }).whereNull('settled_at').count<{ n: string }[]>({ n: '*' })).toEqual([{ n: '0' }]);
   // 2: a charge with a completed delivery is never refunded ...
@@ -343,13 +411,41 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
     }
   }, 120_000);
 
+  it('a pod that dies with a hold\'s release unsent: the reconciler releases the hold, charging nothing, and the readouts agree', async () => {
+    const { pods, clocks, prefix, forgiven } = twoPods();
+    const accounts = new AccountStore(ctx.db);
+    const account = await accounts.create({ email: 'dead-hold@example.com', tier: 'developer' });
+    const payer = { accountId: account.id, tier: account.tier };
+    const limiter = new RedisLimiterBackend({ client: ctx.redis, prefix });
+    // A lease first (the usual way), so the hold finds credit in the wallet.
+    await (await pods[1]!.deliverOnce(payer, { costMicro: LOOKUP_COST })).complete();
+    const before = await pods[1]!.balance(account.id);
+    const plan = pods[0]!.planHold(payer, HELD_ROWS * ROW_COST);
+    const hold = await plan.made((await limiter.takeWith([], plan.rider!)).reply);
+    expect(hold?.balanceMicro).toBe(before);
+    const delivery = await pods[0]!.deliverOnce(payer, { costMicro: 2 * ROW_COST }, hold);
+    expect(delivery.settlement).toEqual({ chargedMicro: 2 * ROW_COST, balanceMicro: before - 2 * ROW_COST });
+    // Pod 0 dies here: its release never leaves. The hold still counts as the account's credit.
+    expect(pods[0]!.unsentReleases()).toEqual([delivery.chargeKey]);
+    expect(await pods[1]!.balance(account.id)).toBe(before);
+    clocks.deliveries += TTL_MS + 1;
+    await pods[1]!.reconcile();
+    expect([...forgiven]).toEqual([delivery.chargeKey]);
+    clocks.leases += LEASE_TTL_MS + 1;
+    await pods[1]!.reconcile();
+    expect(await accounts.balance(account.id)).toBe(before);
+    expect(await ctx.db('ledger').where({ idempotency_key: delivery.chargeKey }).count<{ n: string }[]>({ n: '*' })).toEqual([{ n: '0' }]);
+  });
+
   it('the observed refund race: a paused download breaks after a free re-read completed, and the charge stands', async () => {
     await runSchedule(
       [[{ kind: 'window', pod: 0, window: 2, bytes: true, made: false }], [{ kind: 'window', pod: 1, window: 2, bytes: true, made: false }], [{ kind: 'complete', pick: 1 }], [{ kind: 'break', pick: 0, from: 0, length: 0 }]],
       1_000_000,
     );
-    const rows = (await ctx.db('ledger').orderBy('id', 'desc').limit(1).select('kind')) as { kind: string }[];
-    expect(rows[0]?.kind).toBe('charge');
+    // The window's charge (spent from the lease, written by a flush) was never refunded.
+    const last = (await ctx.db('ledger').where('idempotency_key', 'like', 'export:%').orderBy('id', 'desc').first('account_id')) as { account_id: string };
+    const rows = ctx.db('ledger').where({ account_id: last.account_id }).where('idempotency_key', 'like', '%export:%');
+    expect(((await rows.select('kind')) as { kind: string }[]).map((r) => r.kind)).toEqual(['charge']);
   });
 
   it('a result\'s maker whose first charge key was refunded meanwhile charges anew under the next key, whichever tracker it has', async () => {
@@ -389,8 +485,11 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
     expect(delivery.settlement.chargedMicro).toBe(1_000_000);
     // The server closed every connection; this response's close event never came before the drain.
     await pod.drain(0);
-    const kinds = ((await ctx.db('ledger').where({ account_id: account.id }).orderBy('id').select('kind')) as { kind: string }[]).map((r) => r.kind);
+    // The charge (spent from the account's lease) and its refund are in the ledger; the lease stays for the other pods.
+    const kinds = ((await ctx.db('ledger').where({ account_id: account.id }).whereNot('kind', 'like', 'lease%').orderBy('id').select('kind')) as { kind: string }[]).map((r) => r.kind);
     expect(kinds).toEqual(['charge', 'refund']);
+    expect(await pod.balance(account.id)).toBe(5_000_000);
+    await pod.settleOpenLease(account.id);
     expect(await accounts.balance(account.id)).toBe(5_000_000);
   });
 });

@@ -70,6 +70,8 @@ describe('billing on the routes', () => {
       return res.headers.get('x-credit-cost');
     };
     expect(await download()).toBe('0.1');
+    // The charge reaches the ledger with the next flush (`ledgerOf` waits for it).
+    await ledgerOf(stack.ctx, accountId);
     await stack.ctx.db('ledger').where({ account_id: accountId }).update({ created_at: stack.ctx.db.raw(`now() - interval '23 hours 59 minutes'`) });
     expect(await download()).toBe('0');
     await stack.ctx.db('ledger').where({ account_id: accountId }).update({ created_at: stack.ctx.db.raw(`now() - interval '24 hours 1 minute'`) });

@@ -39,9 +39,14 @@
  *    count as charges), and after every lease is settled the buckets alone say so.
  *    `X-Credits-Remaining` is the buckets (as PostgreSQL last reported them, with a version so an
  *    older report never wins) plus the wallet's unspent credit, read in the spend's own step. A
- *    window charge (SQL, export) stays on the ledger; when the buckets are short while a lease holds
- *    credit, the lease is settled and the charge retried, so leased credit is never out of reach.
+ *    window charge (SQL, export) is spent from the same wallet under its window's key, which the
+ *    wallet remembers as long as the tracker remembers the charge (a key is never spent twice);
+ *    its refund writes its record to the ledger first, then refunds it under its lease.
  *    How much a lease takes is `leaseSize` (`leases.ts`), the one statement of that rule.
+ *    A REST lookup first holds its largest cost in its counter call (`holds.ts`): the hold leaves
+ *    the spendable credit but stays in the balance (buckets + unspent + held) until its release
+ *    writes the true charge to the log and returns the rest; a hold is released exactly once (true
+ *    charge, nothing, or forgiven when its pod died or its lease settled without it).
  *    The balance is defined once (`balance`, `readout`): buckets plus the open lease's unspent
  *    credit, and every readout (headers, admin, the dashboard) uses it.
  * 8. Bytes delivered count, however they were split (`bytes-delivered.ts`): for a window over a
@@ -56,16 +61,18 @@ import type { Metrics } from '../metrics.ts';
 import { Balances } from './balances.ts';
 import { type WindowSpec, lookupChargeKey } from './charge-keys.ts';
 import type { DeliveryTracker } from './deliveries.ts';
+import { type Hold, type HoldPlan, Holds } from './holds.ts';
 import { LeaseWallet } from './lease-wallet.ts';
 import type { LeaseBook } from './leases.ts';
 import type { Ledger } from './ledger.ts';
-import { PendingWrites } from './pending-writes.ts';
+import { PendingWrites, countCharge } from './pending-writes.ts';
 import { Refunds } from './refunds.ts';
 import type { BalanceReadout, ChargeSpec, Delivery, Payer, WindowOptions } from './types.ts';
 import type { Wallet } from './wallet.ts';
 import { WindowCharges } from './window-charges.ts';
 
 export type { BalanceReadout, ChargeSpec, Delivery, Payer, Settlement, WindowOptions } from './types.ts';
+export type { Hold, HoldPlan } from './holds.ts';
 
 export interface BillingOptions {
   readonly ledger: Ledger;
@@ -78,10 +85,16 @@ export interface BillingOptions {
   readonly deliveryTtlMs?: number;
   /** Milliseconds since the epoch; tests move it to expire a dead pod's deliveries. */
   readonly now?: () => number;
+  /** How long a lease's settlement waits for its holds' releases (`holds.ts`) before orphaning them. */
+  readonly holdWaitMs?: number;
+  /** A lookup's charge that was forgiven: its hold expired with its pod, or its lease settled without it. */
+  readonly onForgiven?: (chargeKey: string) => void;
 }
 
 /** How long a delivery holds its charge without renewal, unless the options say otherwise. */
 const DELIVERY_TTL_MS = 60_000;
+/** Two flush intervals: every live pod has sent its releases by then. */
+const HOLD_WAIT_MS = 500;
 
 export class Billing {
   readonly #balances: Balances;
@@ -89,14 +102,28 @@ export class Billing {
   readonly #windows: WindowCharges;
   readonly #refunds: Refunds;
   readonly #writes: PendingWrites;
+  readonly #holds: Holds;
+  readonly #metrics: Metrics | undefined;
 
   constructor(options: BillingOptions) {
     const now = options.now ?? Date.now;
     const { ledger, leases, wallet, deliveries, metrics, logger } = options;
+    this.#metrics = metrics;
     this.#writes = new PendingWrites(logger);
     this.#balances = new Balances({ leases, wallet, logger, now });
     const writeRefund = (chargeKey: string) => this.#refunds.writeRefund(chargeKey);
-    this.#leaseWallet = new LeaseWallet({ ledger, leases, wallet, balances: this.#balances, writes: this.#writes, writeRefund, metrics, logger, now });
+    const sendReleases = () => this.#holds.send();
+    const holdWaitMs = options.holdWaitMs ?? HOLD_WAIT_MS;
+    this.#leaseWallet = new LeaseWallet({ ledger, leases, wallet, balances: this.#balances, writes: this.#writes, writeRefund, sendReleases, holdWaitMs, metrics, logger, now });
+    this.#holds = new Holds({
+      wallet,
+      refreshBuckets: (accountId) => this.#balances.refreshBuckets(accountId),
+      refundSpent: (accountId, key) => this.#leaseWallet.refundSpent(accountId, key),
+      onForgiven: options.onForgiven,
+      afterHold: (accountId, held, unspentMicro, holdMicro) => this.#leaseWallet.afterHold(accountId, held, unspentMicro, holdMicro),
+      ttlMs: options.deliveryTtlMs ?? DELIVERY_TTL_MS,
+      now,
+    });
     this.#refunds = new Refunds({ ledger, deliveries, balances: this.#balances, leaseWallet: this.#leaseWallet, metrics, now });
     const ttlMs = options.deliveryTtlMs ?? DELIVERY_TTL_MS;
     this.#windows = new WindowCharges({ ledger, deliveries, balances: this.#balances, leaseWallet: this.#leaseWallet, refunds: this.#refunds, writes: this.#writes, metrics, ttlMs, now });
@@ -127,14 +154,39 @@ export class Billing {
   }
 
   /**
-   * A lookup: its own charge under a fresh key, after the result exists (402 if it can't be
-   * covered), spent from the account's wallet (rule 7). Its one delivery is its response: a
-   * response that never went out is refunded.
+   * A hold of a lookup's largest possible cost, asked in the request's counter call (`holds.ts`).
+   * The request ends it: `deliverOnce` with the hold, or `releaseHold` when it failed first.
    */
-  async deliverOnce(payer: Payer, spec: ChargeSpec): Promise<Delivery> {
-    const chargeKey = lookupChargeKey(payer.accountId);
+  planHold(payer: Payer, maxMicro: number): HoldPlan {
+    return this.#holds.plan(payer, lookupChargeKey(payer.accountId), maxMicro);
+  }
+
+  /** The request that made `hold` failed before its charge: the whole hold goes back. */
+  releaseHold(hold: Hold): Promise<void> {
+    return this.track(this.#holds.release(hold));
+  }
+
+  /** Sends this pod's queued hold releases now (the flush does, first). */
+  sendReleases(): Promise<void> {
+    return this.#holds.send();
+  }
+
+  /** Charge keys whose hold release has not left this pod yet. */
+  unsentReleases(): string[] {
+    return this.#holds.unsent();
+  }
+
+  /**
+   * A lookup: its own charge under a fresh key, after the result exists (402 if it can't be
+   * covered), spent from the account's wallet (rule 7), or from the request's hold when it made
+   * one. Its one delivery is its response: a response that never went out is refunded.
+   */
+  async deliverOnce(payer: Payer, spec: ChargeSpec, hold?: Hold): Promise<Delivery> {
+    const chargeKey = hold?.key ?? lookupChargeKey(payer.accountId);
     const record = { key: chargeKey, amountMicro: spec.costMicro, breakdown: spec.breakdown, requestId: spec.requestId, queryId: spec.queryId };
-    const charge = await this.#leaseWallet.charge(payer, record, spec);
+    const held = hold && (await this.#holds.settle(hold, record));
+    if (held) countCharge(this.#metrics, payer, spec, held.chargedMicro);
+    const charge = held ? { settlement: held, refund: () => this.#holds.refund(hold) } : await this.#leaseWallet.charge(payer, hold ? { ...record, key: lookupChargeKey(payer.accountId) } : record, spec);
     const { settlement } = charge;
     let ended = false;
     return {
@@ -168,9 +220,10 @@ export class Billing {
     return this.#leaseWallet.settleLease(accountId, leaseId);
   }
 
-  /** Writes every account's pending lookups to the ledger; run every 250 ms (`loops.ts`) and on drain. */
-  flush(): Promise<void> {
-    return this.#leaseWallet.flush();
+  /** Sends this pod's hold releases, then writes every account's pending lookups to the ledger; every 250 ms (`loops.ts`) and on drain. */
+  async flush(): Promise<void> {
+    await this.#holds.send();
+    await this.#leaseWallet.flush();
   }
 
   /** Whether the payer paid for a stored result of this query in the last 5 minutes: a hint, never a charge decision. */
@@ -184,7 +237,10 @@ export class Billing {
   }
 
   /** Refunds the charges whose deliveries all died with their pod and settles expired leases (`Refunds.reconcile`). */
-  reconcile(): Promise<number> {
+  async reconcile(): Promise<number> {
+    // This pod's own releases first, so only holds whose pod died are reaped.
+    await this.#holds.send();
+    await this.#balances.orWhileWalletFails(this.#holds.reap(), undefined);
     return this.#refunds.reconcile();
   }
 

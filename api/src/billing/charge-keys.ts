@@ -20,6 +20,11 @@ export function lookupChargeKey(accountId: string): string {
   return `lookup:${accountId}:${randomUUID()}`;
 }
 
+/** A lookup's own charge (not a window's). */
+export function isLookupKey(chargeKey: string): boolean {
+  return chargeKey.startsWith('lookup:');
+}
+
 /** A stored SQL result: its window is its lifetime, so the result's creation time is in the base. */
 export function sqlWindow(accountId: string, queryId: string, resultCreatedAt: string): WindowSpec {
   return { base: `${sqlQueryPrefix(accountId, queryId)}${resultCreatedAt}` };

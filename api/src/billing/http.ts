@@ -4,9 +4,11 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Request, RequestHandler } from 'express';
+import type { LimiterBackend } from '../limiter/types.ts';
+import { type GuardHandler, type RiderStep, guardHandler } from '../middleware/counters/index.ts';
 import { formatUsd } from '../money.ts';
 import { callerOf } from '../request-context.ts';
-import type { Billing, Delivery, Payer, Settlement } from './billing.ts';
+import type { Billing, Delivery, Hold, Payer, Settlement } from './billing.ts';
 
 /** The paying account, or undefined for an anonymous caller (never charged). */
 export function payerOf(req: Request): Payer | undefined {
@@ -39,4 +41,39 @@ export function requireCredit(billing: Billing): RequestHandler {
     res.setHeader('X-Credits-Remaining', formatUsd(await billing.requireCredit(payer)));
     next();
   };
+}
+
+/** The hold a request made in its counter call (`holdCredit`), until its charge. */
+const holds = new WeakMap<Request, Hold>();
+
+export function holdOf(req: Request): Hold | undefined {
+  return holds.get(req);
+}
+
+/**
+ * Rule 4 for lookups, with the hold (DECISIONS §3 "Holds"): in the request's counter call, hold
+ * `maxCostOf` (its row limit at its price) from the wallet. Held, the balance is known to be
+ * positive; not held (a short or closed wallet, Redis down, the embedded wallet's own step), the
+ * usual up-front 402 check runs. A request that ends without its charge releases the whole hold.
+ */
+export function holdCredit(options: { billing: Billing; backend: LimiterBackend; maxCostOf: (req: Request, payer: Payer) => number }): GuardHandler {
+  const { billing, maxCostOf } = options;
+  return guardHandler(options.backend, function creditHoldStep(req, res) {
+    const payer = payerOf(req);
+    if (!payer || req.method === 'HEAD') return undefined;
+    const plan = billing.planHold(payer, maxCostOf(req, payer));
+    const step: RiderStep = {
+      rider: plan.rider,
+      async apply(reply, refused) {
+        // Refused by a limit: the rider held nothing, but its reply says how the releases it carried went.
+        if (refused) return void (plan.rider && (await plan.made(reply)));
+        const hold = await plan.made(reply);
+        if (!hold) return void res.setHeader('X-Credits-Remaining', formatUsd(await billing.requireCredit(payer)));
+        holds.set(req, hold);
+        res.setHeader('X-Credits-Remaining', formatUsd(hold.balanceMicro));
+        res.once('close', () => void billing.releaseHold(hold).catch(() => undefined));
+      },
+    };
+    return step;
+  });
 }

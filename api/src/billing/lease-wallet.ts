@@ -37,6 +37,10 @@ export interface LeaseWalletOptions {
   readonly writes: PendingWrites;
   /** The ledger refund of a lookup charged directly (while the wallet's store failed). */
   readonly writeRefund: (chargeKey: string) => Promise<number>;
+  /** Sends this pod's queued hold releases (`holds.ts`), so a settlement counts them. */
+  readonly sendReleases: () => Promise<void>;
+  /** How long a settlement waits for the lease's holds to be released before it orphans them. */
+  readonly holdWaitMs: number;
   readonly metrics?: Metrics;
   readonly logger?: Logger;
   readonly now: () => number;
@@ -57,10 +61,10 @@ export class LeaseWallet {
    * Spends a lookup from the wallet. While the wallet's store fails (Redis down), the lookup is
    * charged in the ledger directly, as before leases: slower, never free.
    */
-  async charge(payer: Payer, record: ChargeRecord, spec: ChargeSpec): Promise<LookupCharge> {
+  async charge(payer: Payer, record: ChargeRecord, spec: ChargeSpec, rememberMs = 0): Promise<LookupCharge> {
     if (!record.amountMicro) return { settlement: { chargedMicro: 0, balanceMicro: await this.#o.balances.balance(payer.accountId) }, refund: async () => 0 };
     try {
-      return { settlement: await this.#spend(payer, record, spec), refund: () => this.#unspend(payer.accountId, record.key) };
+      return { settlement: await this.#spend(payer, record, spec, rememberMs), refund: () => this.#unspend(payer.accountId, record.key) };
     } catch (error) {
       if (error instanceof ApiError) throw error;
       this.#o.logger?.warn({ err: error }, 'credit wallet unavailable: the lookup is charged in the ledger directly');
@@ -77,16 +81,18 @@ export class LeaseWallet {
   }
 
   /** One script call when the wallet covers the cost; otherwise a lease from PostgreSQL first. */
-  async #spend(payer: Payer, record: ChargeRecord, spec: ChargeSpec): Promise<Settlement> {
+  async #spend(payer: Payer, record: ChargeRecord, spec: ChargeSpec, rememberMs: number): Promise<Settlement> {
     for (let attempt = 0; attempt < SPEND_ATTEMPTS; attempt++) {
-      const spent = await this.#o.wallet.spend(payer.accountId, record);
+      const spent = await this.#o.wallet.spend(payer.accountId, record, rememberMs);
       if (spent.ok) {
         const buckets = spent.bucketsMicro ?? (await this.#o.balances.refreshBuckets(payer.accountId));
         const charged = spent.duplicate ? 0 : record.amountMicro;
         countCharge(this.#o.metrics, payer, spec, charged);
-        this.#o.balances.remember(payer.accountId, buckets + spent.unspentMicro);
+        // The balance counts the open lease's holds too (other requests' lookups in flight).
+        const balanceMicro = buckets + spent.unspentMicro + spent.heldMicro;
+        this.#o.balances.remember(payer.accountId, balanceMicro);
         this.#refillEarly(payer.accountId, spent.unspentMicro, record.amountMicro);
-        return { chargedMicro: charged, balanceMicro: buckets + spent.unspentMicro };
+        return { chargedMicro: charged, balanceMicro };
       }
       // A closed wallet's lease is being settled (or its settler died): finish that first.
       if (spent.closedLeaseId) await this.settleLease(payer.accountId, spent.closedLeaseId);
@@ -96,6 +102,17 @@ export class LeaseWallet {
       else await this.#takeLease(payer.accountId, record.amountMicro, record.amountMicro);
     }
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
+  }
+
+  /**
+   * After a hold (`holds.ts`): the wallet is refilled in the background, sized for the hold, when
+   * the hold found it short (that request then charges the usual way) or left less than a quarter
+   * of the last slice, so the next lookups hold from it instead of waiting for PostgreSQL.
+   */
+  afterHold(accountId: string, held: boolean, unspentMicro: number, holdMicro: number): void {
+    if (held) return this.#refillEarly(accountId, unspentMicro, holdMicro);
+    if (this.#taking.has(accountId)) return;
+    void this.#o.writes.track(this.#takeLease(accountId, holdMicro, holdMicro).catch(() => undefined));
   }
 
   /** Extends the lease in the background when a quarter of the last slice is left, so requests rarely wait for PostgreSQL. */
@@ -131,7 +148,7 @@ export class LeaseWallet {
     const taken = await leases.take(accountId, (balanceMicro) => leaseSize({ costMicro, spendPerSecondMicro, balanceMicro }), costMicro);
     if (!taken.ok) {
       await wallet.storeBuckets(accountId, taken.buckets);
-      throw insufficientCredit(taken.buckets.micro + (await wallet.unspent(accountId)), costMicro);
+      throw insufficientCredit(taken.buckets.micro + (await wallet.available(accountId)), costMicro);
     }
     await wallet.fund(accountId, taken.leaseId, taken.addedMicro, taken.buckets);
     if (this.#lastLease.size >= LAST_LEASES_MAX) this.#lastLease.clear();
@@ -143,6 +160,10 @@ export class LeaseWallet {
    * else in the ledger. While another pod flushes the account, the record may be on its way to the
    * ledger, so it waits for that flush to end.
    */
+  refundSpent(accountId: string, chargeKey: string): Promise<number> {
+    return this.#unspend(accountId, chargeKey);
+  }
+
   async #unspend(accountId: string, chargeKey: string): Promise<number> {
     for (let attempt = 0; attempt < FLUSH_WAIT_ATTEMPTS; attempt++) {
       const result = await this.#o.wallet.unspend(accountId, chargeKey);
@@ -157,6 +178,26 @@ export class LeaseWallet {
     return 0;
   }
 
+  /**
+   * Refunds a window charge spent from the wallet: its record is written to the ledger first (a
+   * window's charges are numbered from the ledger, so its refund must leave a row), then refunded
+   * under its lease. 0 when the charge is not a lease's (or is refunded already).
+   */
+  async refundWindowCharge(accountId: string, chargeKey: string): Promise<number> {
+    await this.#flushAccount(accountId, FLUSH_WAIT_ATTEMPTS);
+    return this.refundLeaseCharge(chargeKey);
+  }
+
+  /** Whether a charge under `prefix` waits in the account's pending log; false while its store fails. */
+  async pendingWithPrefix(accountId: string, prefix: string): Promise<boolean> {
+    return this.#o.wallet.pendingWithPrefix(accountId, prefix).catch(() => false);
+  }
+
+  /** Whether a charge key was spent from the wallet; false while its store fails (nothing to go on). */
+  async spent(accountId: string, chargeKey: string): Promise<boolean> {
+    return this.#o.wallet.spent(accountId, chargeKey).catch(() => false);
+  }
+
   /** Refunds a lookup's charge that reached the ledger, into the wallet while its lease is open; once. */
   async refundLeaseCharge(chargeKey: string): Promise<number> {
     const refund = await this.#o.leases.refund(chargeKey);
@@ -165,10 +206,6 @@ export class LeaseWallet {
     if (refund.leaseOpen) await this.#o.wallet.credit(refund.accountId, refund.leaseId, refund.refundedMicro);
     await this.#o.wallet.storeBuckets(refund.accountId, refund.buckets);
     return refund.refundedMicro;
-  }
-
-  async hasOpenLease(accountId: string): Promise<boolean> {
-    return Boolean(await this.#o.leases.open(accountId));
   }
 
   /** Settles the account's open lease now, if it has one. */
@@ -184,9 +221,28 @@ export class LeaseWallet {
    */
   async settleLease(accountId: string, leaseId: string): Promise<void> {
     await this.#o.wallet.close(accountId, leaseId);
+    await this.#endHolds(accountId, leaseId);
     await this.#flushAccount(accountId, FLUSH_WAIT_ATTEMPTS);
     const settled = await this.#o.leases.settle(leaseId);
     if (settled) await this.#o.wallet.storeBuckets(accountId, settled.buckets);
+  }
+
+  /**
+   * Before a closed lease's log is counted, its holds' releases should be in it: this pod sends its
+   * own, and every pod's flush sends theirs within 250 ms. Holds still there after `holdWaitMs`
+   * (their pod died, or their request is slow) are orphaned: their release then charges the next
+   * open lease, or is forgiven (`wallet.ts`).
+   */
+  async #endHolds(accountId: string, leaseId: string): Promise<void> {
+    const { wallet, sendReleases, holdWaitMs } = this.#o;
+    for (const until = this.#o.now() + holdWaitMs, started = Date.now(); ; ) {
+      await sendReleases();
+      if ((await wallet.held(accountId, leaseId)) === 0) return;
+      // Either clock may be a test's: the wait ends on whichever passes first.
+      if (this.#o.now() >= until || Date.now() - started >= holdWaitMs) break;
+      await sleep(FLUSH_WAIT_STEP_MS);
+    }
+    await wallet.orphanHolds(accountId, leaseId);
   }
 
   /** Settles every lease past its expiry, whichever pod took it; returns the failures, each lease on its own. */

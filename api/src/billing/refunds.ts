@@ -8,7 +8,7 @@
 import type { Metrics } from '../metrics.ts';
 import type { Balances } from './balances.ts';
 import type { BytesDelivered } from './bytes-delivered.ts';
-import { accountOfChargeKey } from './charge-keys.ts';
+import { accountOfChargeKey, isLookupKey } from './charge-keys.ts';
 import type { DeliveryTracker } from './deliveries.ts';
 import type { LeaseWallet } from './lease-wallet.ts';
 import type { Ledger } from './ledger.ts';
@@ -42,12 +42,19 @@ export class Refunds {
     return refunded;
   }
 
-  /** Refunds a charge in the ledger and refreshes the buckets the wallet reports. */
+  /**
+   * Refunds a charge in the ledger and refreshes the buckets the wallet reports. A window charge
+   * spent from the wallet (`window-charges.ts`) is refunded under its lease; one charged on the
+   * buckets directly (while the wallet's store failed) in the ledger alone.
+   */
   async writeRefund(chargeKey: string): Promise<number> {
-    const refunded = await this.#o.ledger.refund(chargeKey);
+    const accountId = accountOfChargeKey(chargeKey);
+    const direct = await this.#o.ledger.refund(chargeKey);
+    const refunded = direct || isLookupKey(chargeKey) ? direct : await this.#o.leaseWallet.refundWindowCharge(accountId, chargeKey);
     if (refunded) {
-      this.#o.metrics?.refunds.inc();
-      await this.#o.balances.refreshBuckets(accountOfChargeKey(chargeKey));
+      // A refund under a lease is counted where it is written (`LeaseWallet.refundLeaseCharge`).
+      if (direct) this.#o.metrics?.refunds.inc();
+      await this.#o.balances.refreshBuckets(accountId);
     }
     return refunded;
   }

@@ -5,6 +5,9 @@
  *
  * - `spend` is atomic: it checks the wallet is open and covers the cost, takes the cost, and
  *   appends the charge record to the account's pending log, in one step, idempotent on the key.
+ *   A lookup's key is new every time, so the log alone decides a duplicate; a window's key (a SQL
+ *   result's, an export file's) is asked for again by later requests, so it is remembered for
+ *   `rememberMs` after the spend, past its flush: a key spent once is never spent twice.
  * - `flush` hands the pending log to a writer under a per-account lock and removes exactly the
  *   records it handed over once the writer returns, so two flushers never trim each other's work.
  * - `unspend` takes back a record that is still pending (the lookup's response never went out) and
@@ -12,7 +15,16 @@
  * - `close` stops all spending on a lease, before its settlement counts what was spent.
  * - The wallet also keeps the account's bucket balance as PostgreSQL last reported it, with its
  *   version, so a spend answers the exact remaining balance in the same step.
+ * - A lookup may `hold` its largest possible cost before it knows its rows (DECISIONS §3 "Holds"):
+ *   the hold leaves the spendable credit and is counted apart (`held`), still part of the balance.
+ *   A `release` ends it with the true charge: the charge record goes to the pending log under the
+ *   hold's lease and the difference back to the spendable credit, atomically and once (a release
+ *   of a hold that is gone does nothing, so a release may be sent twice). A hold whose pod died
+ *   expires and is reaped (`reapHolds`) as a release of nothing: that lookup was served free.
+ *   Settling a lease first waits a moment for its holds, then `orphanHolds`: a later release of
+ *   such a hold is charged to the account's open lease when it covers it, else forgiven.
  */
+import type { TakeRider } from '../limiter/types.ts';
 import type { BreakdownItem, Buckets } from './types.ts';
 
 export type { Buckets } from './types.ts';
@@ -33,9 +45,36 @@ export interface PendingCharge extends ChargeRecord {
 
 export type SpendResult =
   /** Spent (or already spent under this key: `duplicate`). `bucketsMicro` undefined: not cached. */
-  | { readonly ok: true; readonly leaseId: string; readonly unspentMicro: number; readonly bucketsMicro: number | undefined; readonly duplicate: boolean }
+  | {
+      readonly ok: true;
+      readonly leaseId: string;
+      readonly unspentMicro: number;
+      /** The open lease's holds (`hold`): part of the balance, not spendable. */
+      readonly heldMicro: number;
+      readonly bucketsMicro: number | undefined;
+      readonly duplicate: boolean;
+    }
   /** Not spent: no wallet, a closed one (`closedLeaseId`: settle it first), or too little in it. */
   | { readonly ok: false; readonly closedLeaseId: string | undefined };
+
+/** A hold's request: the key its charge will have, the most it can cost, when it expires if never released. */
+export interface HoldRequest {
+  readonly key: string;
+  readonly amountMicro: number;
+  readonly expiresAtMs: number;
+}
+
+export type HoldResult =
+  /** Held. `unspentMicro` + `heldMicro` (this hold included) + `bucketsMicro` is the balance before this request's charge. */
+  | { readonly ok: true; readonly leaseId: string; readonly unspentMicro: number; readonly heldMicro: number; readonly bucketsMicro: number | undefined }
+  /** Not held; `leased`: the wallet has an open lease (it was short, not empty of any lease). */
+  | { readonly ok: false; readonly leased: boolean };
+
+/** The end of a hold: `record` is the true charge (amount 0: the request failed, nothing charged). */
+export interface Release {
+  readonly accountId: string;
+  readonly record: ChargeRecord;
+}
 
 /** `unspend`: the amount put back, or where the record is instead. */
 export type UnspendResult = number | 'flushing' | 'written';
@@ -43,7 +82,7 @@ export type UnspendResult = number | 'flushing' | 'written';
 export interface Wallet {
   /** True when the wallet lives in this process only: a drain must settle its leases. */
   readonly local: boolean;
-  spend(accountId: string, record: ChargeRecord): Promise<SpendResult>;
+  spend(accountId: string, record: ChargeRecord, rememberMs?: number): Promise<SpendResult>;
   /** Adds a lease's new credit; opens the wallet on it when it holds no open lease. Stores the buckets too. */
   fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets): Promise<void>;
   /** Returns a refunded charge's amount to the wallet, if the lease is still the open one. */
@@ -64,12 +103,38 @@ export interface Wallet {
   pendingAccounts(): Promise<string[]>;
   /** Accounts whose wallet is open (for a drain of a local wallet). */
   openLeases(): Promise<{ accountId: string; leaseId: string }[]>;
+  /** Whether the account's pending log holds a charge whose key starts with `prefix`. */
+  pendingWithPrefix(accountId: string, prefix: string): Promise<boolean>;
+  /** Whether `key` was spent (still in the log, or a window key remembered past its flush). */
+  spent(accountId: string, key: string): Promise<boolean>;
+  /** The spendable credit plus the holds of the open lease: the wallet's part of the balance. */
+  available(accountId: string): Promise<number>;
+  /**
+   * The hold and the releases as a rider of the request's counter call (one round trip for both);
+   * undefined for a wallet in this process, which holds with `hold` instead.
+   */
+  holdRider(accountId: string, hold: HoldRequest, releases: readonly Release[]): TakeRider | undefined;
+  /** The rider's reply: the hold's result, and the keys of releases that found their lease gone and were forgiven. */
+  holdReply(reply: unknown): { hold: HoldResult; forgiven: string[] };
+  hold(accountId: string, hold: HoldRequest): Promise<HoldResult>;
+  /** Ends holds; returns the keys whose charge was forgiven (its lease was settled and the open one could not cover it). */
+  release(releases: readonly Release[]): Promise<string[]>;
+  /** Releases, as charging nothing, the holds that expired (their pod died); returns their keys. */
+  reapHolds(nowMs: number): Promise<string[]>;
+  /** What the holds under `leaseId` still hold. */
+  held(accountId: string, leaseId: string): Promise<number>;
+  /** Detaches the holds still under `leaseId` from it, before it is settled. */
+  orphanHolds(accountId: string, leaseId: string): Promise<void>;
 }
+
+/** Past this many remembered window keys, the memory wallet drops the expired ones. */
+const REMEMBERED_KEYS_MAX = 100_000;
 
 interface MemoryAccount {
   leaseId?: string;
   open: boolean;
   unspentMicro: number;
+  heldMicro: number;
   buckets?: Buckets;
   readonly pending: Map<string, PendingCharge>;
   flushing: boolean;
@@ -79,22 +144,39 @@ interface MemoryAccount {
 export class MemoryWallet implements Wallet {
   readonly local = true;
   readonly #accounts = new Map<string, MemoryAccount>();
+  /** Charge key → its hold (`<account>`, lease or '' once orphaned, amount, expiry). */
+  readonly #holds = new Map<string, { accountId: string; leaseId: string; amountMicro: number; expiresAtMs: number }>();
+
+  /** Window charge keys spent → their lease and until when they are remembered. */
+  readonly #keys = new Map<string, { leaseId: string; untilMs: number }>();
+
+  #remembered(key: string): string | undefined {
+    const entry = this.#keys.get(key);
+    return entry && entry.untilMs > Date.now() ? entry.leaseId : undefined;
+  }
+
+  #remember(key: string, leaseId: string, forMs: number): void {
+    // Bounded: past this many keys the expired ones go (a day of one process's window charges).
+    if (this.#keys.size >= REMEMBERED_KEYS_MAX) for (const [k, entry] of this.#keys) if (entry.untilMs <= Date.now()) this.#keys.delete(k);
+    this.#keys.set(key, { leaseId, untilMs: Date.now() + forMs });
+  }
 
   #account(accountId: string): MemoryAccount {
     let account = this.#accounts.get(accountId);
-    if (!account) this.#accounts.set(accountId, (account = { open: false, unspentMicro: 0, pending: new Map(), flushing: false }));
+    if (!account) this.#accounts.set(accountId, (account = { open: false, unspentMicro: 0, heldMicro: 0, pending: new Map(), flushing: false }));
     return account;
   }
 
-  async spend(accountId: string, record: ChargeRecord): Promise<SpendResult> {
+  async spend(accountId: string, record: ChargeRecord, rememberMs = 0): Promise<SpendResult> {
     const a = this.#account(accountId);
     const bucketsMicro = a.buckets?.micro;
-    const previous = a.pending.get(record.key);
-    if (previous) return { ok: true, leaseId: previous.leaseId, unspentMicro: a.open ? a.unspentMicro : 0, bucketsMicro, duplicate: true };
+    const previous = a.pending.get(record.key)?.leaseId ?? (rememberMs > 0 ? this.#remembered(record.key) : undefined);
+    if (previous) return { ok: true, leaseId: previous, unspentMicro: a.open ? a.unspentMicro : 0, heldMicro: a.open ? a.heldMicro : 0, bucketsMicro, duplicate: true };
     if (!a.open || !a.leaseId || a.unspentMicro < record.amountMicro) return { ok: false, closedLeaseId: a.open ? undefined : a.leaseId };
     a.unspentMicro -= record.amountMicro;
     a.pending.set(record.key, { ...record, accountId, leaseId: a.leaseId });
-    return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, bucketsMicro, duplicate: false };
+    if (rememberMs > 0) this.#remember(record.key, a.leaseId, rememberMs);
+    return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, heldMicro: a.heldMicro, bucketsMicro, duplicate: false };
   }
 
   async fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets): Promise<void> {
@@ -102,7 +184,8 @@ export class MemoryWallet implements Wallet {
     if (a.leaseId === leaseId) {
       if (a.open) a.unspentMicro += addMicro;
     } else {
-      Object.assign(a, { leaseId, open: true, unspentMicro: addMicro });
+      // The previous lease was settled, its holds orphaned first.
+      Object.assign(a, { leaseId, open: true, unspentMicro: addMicro, heldMicro: 0 });
     }
     await this.storeBuckets(accountId, buckets);
   }
@@ -157,5 +240,82 @@ export class MemoryWallet implements Wallet {
 
   async openLeases(): Promise<{ accountId: string; leaseId: string }[]> {
     return [...this.#accounts].flatMap(([accountId, a]) => (a.open && a.leaseId ? [{ accountId, leaseId: a.leaseId }] : []));
+  }
+
+  async pendingWithPrefix(accountId: string, prefix: string): Promise<boolean> {
+    for (const key of this.#accounts.get(accountId)?.pending.keys() ?? []) if (key.startsWith(prefix)) return true;
+    return false;
+  }
+
+  async spent(accountId: string, key: string): Promise<boolean> {
+    return Boolean(this.#accounts.get(accountId)?.pending.has(key) || this.#remembered(key));
+  }
+
+  async available(accountId: string): Promise<number> {
+    const a = this.#accounts.get(accountId);
+    return a?.open ? a.unspentMicro + a.heldMicro : 0;
+  }
+
+  holdRider(): undefined {
+    return undefined;
+  }
+
+  holdReply(): { hold: HoldResult; forgiven: string[] } {
+    return { hold: { ok: false, leased: false }, forgiven: [] };
+  }
+
+  async hold(accountId: string, hold: HoldRequest): Promise<HoldResult> {
+    const a = this.#account(accountId);
+    if (!a.open || !a.leaseId || a.unspentMicro < hold.amountMicro) return { ok: false, leased: a.open && Boolean(a.leaseId) };
+    a.unspentMicro -= hold.amountMicro;
+    a.heldMicro += hold.amountMicro;
+    this.#holds.set(hold.key, { accountId, leaseId: a.leaseId, amountMicro: hold.amountMicro, expiresAtMs: hold.expiresAtMs });
+    return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, heldMicro: a.heldMicro, bucketsMicro: a.buckets?.micro };
+  }
+
+  async release(releases: readonly Release[]): Promise<string[]> {
+    return releases.filter(({ record }) => this.#release(record) === 'forgiven').map(({ record }) => record.key);
+  }
+
+  /** The same steps as the Redis wallet's `release` (wallet-redis.ts). */
+  #release(record: ChargeRecord): 'none' | 'done' | 'forgiven' {
+    const hold = this.#holds.get(record.key);
+    if (!hold) return 'none';
+    this.#holds.delete(record.key);
+    const a = this.#account(hold.accountId);
+    const same = a.leaseId === hold.leaseId;
+    if (same) a.heldMicro -= hold.amountMicro;
+    const charge = record.amountMicro;
+    if (charge === 0) {
+      if (same && a.open) a.unspentMicro += hold.amountMicro;
+      return 'done';
+    }
+    if (same) {
+      a.pending.set(record.key, { ...record, accountId: hold.accountId, leaseId: hold.leaseId });
+      if (a.open) a.unspentMicro += hold.amountMicro - charge;
+    } else if (a.open && a.leaseId && a.unspentMicro >= charge) {
+      a.unspentMicro -= charge;
+      a.pending.set(record.key, { ...record, accountId: hold.accountId, leaseId: a.leaseId });
+    } else {
+      return 'forgiven';
+    }
+    return 'done';
+  }
+
+  async reapHolds(nowMs: number): Promise<string[]> {
+    const expired = [...this.#holds].filter(([, hold]) => hold.expiresAtMs <= nowMs).map(([key]) => key);
+    for (const key of expired) this.#release({ key, amountMicro: 0 });
+    return expired;
+  }
+
+  async held(accountId: string, leaseId: string): Promise<number> {
+    const a = this.#accounts.get(accountId);
+    return a?.leaseId === leaseId ? a.heldMicro : 0;
+  }
+
+  async orphanHolds(accountId: string, leaseId: string): Promise<void> {
+    for (const hold of this.#holds.values()) if (hold.accountId === accountId && hold.leaseId === leaseId) hold.leaseId = '';
+    const a = this.#account(accountId);
+    if (a.leaseId === leaseId) a.heldMicro = 0;
   }
 }

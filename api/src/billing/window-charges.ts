@@ -9,14 +9,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import type { Metrics } from '../metrics.ts';
-import { type Balances, insufficientCredit } from './balances.ts';
-import type { ChargeSpec, Delivery, Payer, Settlement, WindowOptions } from './types.ts';
+import type { Balances } from './balances.ts';
+import type { Delivery, Payer, Settlement, WindowOptions } from './types.ts';
 import type { ByteSpan } from './bytes-delivered.ts';
 import { type WindowSpec, sqlQueryPrefix, windowChargeKey } from './charge-keys.ts';
-import type { DeliveryTracker } from './deliveries.ts';
+import { DELIVERY_STATE_TTL_MS, type DeliveryTracker } from './deliveries.ts';
 import type { LeaseWallet } from './lease-wallet.ts';
-import type { ChargeResult, Ledger } from './ledger.ts';
-import { type PendingWrites, countCharge } from './pending-writes.ts';
+import type { Ledger } from './ledger.ts';
+import type { PendingWrites } from './pending-writes.ts';
 import type { Refunds } from './refunds.ts';
 
 /** DECISIONS §6: a stored SQL result is re-read uncharged for 5 minutes. */
@@ -56,8 +56,15 @@ export class WindowCharges {
    * Whether the payer paid for a stored result of this query in the last 5 minutes: a hint that the
    * request is a re-read (rule 4), never a charge decision. `deliver` still decides the charge.
    */
-  paidSqlResult(payer: Payer, queryId: string): Promise<boolean> {
-    return this.#o.ledger.paidSince(payer.accountId, sqlQueryPrefix(payer.accountId, queryId), SQL_RESULT_WINDOW_MS);
+  async paidSqlResult(payer: Payer, queryId: string): Promise<boolean> {
+    const prefix = sqlQueryPrefix(payer.accountId, queryId);
+    // A charge spent in the last flush interval is still in the wallet's log, not yet in the ledger
+    // (a refunded one is always in the ledger: its refund writes it first).
+    const [inLedger, pending] = await Promise.all([
+      this.#o.ledger.paidSince(payer.accountId, prefix, SQL_RESULT_WINDOW_MS),
+      this.#o.leaseWallet.pendingWithPrefix(payer.accountId, prefix),
+    ]);
+    return inLedger || pending;
   }
 
   /**
@@ -70,7 +77,7 @@ export class WindowCharges {
     const first = options.madeResult && options.carriesBytes && window.lengthMs === undefined ? await this.#deliverFirst(payer, window, options) : undefined;
     if (first) return first;
     for (let attempt = 0; attempt < WINDOW_ATTEMPTS; attempt++) {
-      const current = await this.#o.ledger.window(payer.accountId, window);
+      const current = await this.#window(payer, window);
       if (current.paid && !options.carriesBytes) return this.#freeRead(payer, current.key);
       const id = randomUUID();
       if (!(await this.#begin(current.key, id))) {
@@ -81,12 +88,23 @@ export class WindowCharges {
       try {
         settlement = current.paid ? await this.#uncharged(payer) : (await this.#charge(payer, current.key, options)).settlement;
       } catch (error) {
-        await this.#o.deliveries.release(current.key, id);
+        await this.#release(payer, current.key, id);
         throw error;
       }
       return this.#delivery(current.key, id, settlement, options.sizeBytes);
     }
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
+  }
+
+  /**
+   * The window's charge from the ledger; a charge spent in the last flush interval is still in the
+   * wallet's log (its key is remembered), so the window is paid though the ledger does not show it
+   * yet. A refunded or aged-out charge moves the ledger to the next key, which was never spent.
+   */
+  async #window(payer: Payer, window: WindowSpec): Promise<{ key: string; paid: boolean }> {
+    const current = await this.#o.ledger.window(payer.accountId, window);
+    if (current.paid) return current;
+    return { key: current.key, paid: await this.#o.leaseWallet.spent(payer.accountId, current.key) };
   }
 
   #begin(chargeKey: string, id: string): Promise<boolean> {
@@ -117,42 +135,45 @@ export class WindowCharges {
       }
       return this.#delivery(key, id, settlement, options.sizeBytes);
     } catch (error) {
-      await this.#o.deliveries.release(key, id);
+      await this.#release(payer, key, id);
       throw error;
     }
   }
 
-  /** `duplicate`: the key was charged already (by another delivery), so this one reports 0. */
+  /**
+   * A delivery whose charge failed (a 402, the store) never carried the charge: it is released,
+   * deciding nothing. But another delivery may have spent the key meanwhile (its lease take made
+   * this one's find the balance empty) and broken while this one was in flight, leaving the charge
+   * with no delivery to decide it. So when the key was spent, a probe delivery begins and breaks at
+   * once: the tracker refunds exactly when nothing is in flight and nothing completed (rule 2).
+   */
+  async #release(payer: Payer, key: string, id: string): Promise<void> {
+    await this.#o.deliveries.release(key, id);
+    if (!(await this.#o.leaseWallet.spent(payer.accountId, key))) return;
+    const probe = randomUUID();
+    if (await this.#begin(key, probe)) await this.#o.writes.track(this.#o.refunds.abandon(key, probe, undefined));
+  }
+
+  /**
+   * `duplicate`: the key was charged already (by another delivery), so this one reports 0. The
+   * charge is spent from the account's wallet, as a lookup's (rule 7; DECISIONS §3 "SQL windows may
+   * be charged through the same wallet"): no PostgreSQL statement on the request's path; the flush
+   * writes its ledger row. The wallet remembers the key as long as the tracker remembers the
+   * charge, so a key is never spent twice, even after its record left the log.
+   */
   async #charge(payer: Payer, key: string, options: WindowOptions): Promise<{ settlement: Settlement; duplicate: boolean }> {
     // A result that reads no source row costs nothing and leaves no ledger row: only the balance to report.
     if (options.costMicro === 0) return { settlement: await this.#uncharged(payer), duplicate: false };
-    const { balances } = this.#o;
     const undo = await options.beforeCharge?.();
-    const result = await this.#chargeLedger(payer.accountId, key, options).catch(async (error: unknown) => {
+    const record = { key, amountMicro: options.costMicro, breakdown: options.breakdown, requestId: options.requestId, queryId: options.queryId };
+    const { settlement } = await this.#o.leaseWallet.charge(payer, record, options, DELIVERY_STATE_TTL_MS).catch(async (error: unknown) => {
       await undo?.();
       throw error;
     });
-    const balanceMicro = result.ok && result.buckets ? await balances.balanceWith(payer.accountId, result.buckets) : await balances.balance(payer.accountId);
-    balances.remember(payer.accountId, balanceMicro);
-    if (!result.ok) {
-      await undo?.();
-      throw insufficientCredit(balanceMicro, options.costMicro);
-    }
-    // A concurrent request inserted the same key first: that response reports the charge (rule 3).
-    const charged = result.duplicate ? 0 : result.chargedMicro;
-    if (result.duplicate) await undo?.();
-    countCharge(this.#o.metrics, payer, options, charged);
-    return { settlement: { chargedMicro: charged, balanceMicro }, duplicate: result.duplicate };
-  }
-
-  /** A window's charge on the buckets; when they are short while a lease holds credit, the lease is settled and the charge tried again. */
-  async #chargeLedger(accountId: string, key: string, spec: ChargeSpec): Promise<ChargeResult> {
-    const { ledger, leaseWallet } = this.#o;
-    const request = { accountId, amountMicro: spec.costMicro, idempotencyKey: key, breakdown: spec.breakdown, requestId: spec.requestId, queryId: spec.queryId };
-    const first = await ledger.charge(request);
-    if (first.ok || !(await leaseWallet.hasOpenLease(accountId))) return first;
-    await leaseWallet.settleOpenLease(accountId);
-    return ledger.charge(request);
+    // A concurrent request spent the same key first: that response reports the charge (rule 3).
+    const duplicate = settlement.chargedMicro === 0;
+    if (duplicate) await undo?.();
+    return { settlement, duplicate };
   }
 
   async #freeRead(payer: Payer, key: string): Promise<Delivery> {

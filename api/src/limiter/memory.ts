@@ -1,6 +1,6 @@
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { takeOneByOne } from './take.ts';
-import type { CounterOptions, CounterTake, LimiterBackend, TakeResult } from './types.ts';
+import type { CounterOptions, CounterTake, LimiterBackend, TakeResult, TakeWithRider } from './types.ts';
 
 /** In-process counters: correct for one process (the embedded default), per-pod otherwise. */
 export class MemoryLimiterBackend implements LimiterBackend {
@@ -17,6 +17,11 @@ export class MemoryLimiterBackend implements LimiterBackend {
 
   take(takes: readonly CounterTake[]): Promise<TakeResult[]> {
     return takeOneByOne(takes, (counter) => counter);
+  }
+
+  /** No Redis here: the rider is not run (its owner does the same step in process). */
+  async takeWith(takes: readonly CounterTake[]): Promise<TakeWithRider> {
+    return { results: await this.take(takes), reply: undefined };
   }
 
   async ready(): Promise<boolean> {

@@ -29,6 +29,25 @@ export interface TakeResult {
   readonly over: boolean;
 }
 
+/**
+ * Work another module adds to a request's counter call, so it costs no round trip of its own (the
+ * billing's credit hold, DECISIONS §3 "Holds"). `lua` is the body of a Lua function
+ * `rider(over, RK, RA)` run after the counters in the same script: `over` is true when a counter
+ * refused the request, `RK`/`RA` are this rider's keys and arguments. Its return value comes back
+ * as `reply`. The text must be fixed (the script is cached by it); only keys and arguments vary.
+ */
+export interface TakeRider {
+  readonly lua: string;
+  readonly keys: readonly string[];
+  readonly args: readonly (string | number)[];
+}
+
+export interface TakeWithRider {
+  readonly results: TakeResult[];
+  /** The rider's return value; undefined when the rider did not run (in-process counters, Redis down). */
+  readonly reply: unknown;
+}
+
 export interface LimiterBackend {
   readonly kind: 'redis' | 'memory';
   counter(options: CounterOptions): RateLimiterAbstract;
@@ -37,6 +56,8 @@ export interface LimiterBackend {
    * are as many as the takes up to and including that one.
    */
   take(takes: readonly CounterTake[]): Promise<TakeResult[]>;
+  /** `take` with a rider in the same Redis call; an in-process backend never runs the rider. */
+  takeWith(takes: readonly CounterTake[], rider: TakeRider): Promise<TakeWithRider>;
   /** Resolves true once the store is reachable, false after the timeout (limits then use insurance). */
   ready(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;

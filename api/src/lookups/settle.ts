@@ -2,10 +2,10 @@
  * Charges a finished lookup (402 if the balance cannot cover it, nothing charged) and builds the
  * success envelope. Shared by REST and MCP so billing cannot drift between them. The response is
  * the charge's delivery: one that never goes out whole is refunded. A HEAD delivers no row, so it
- * is never billed (DECISIONS §3).
+ * is never billed (DECISIONS §3). A REST lookup charges the hold its counter call made (`holdCredit`).
  */
 import type { Request, Response } from 'express';
-import { deliverCharged, payerOf, setCreditHeaders } from '../billing/http.ts';
+import { deliverCharged, holdOf, payerOf, setCreditHeaders } from '../billing/http.ts';
 import type { Billing } from '../billing/billing.ts';
 import type { AccountState } from '../errors/codes.ts';
 import { type Caller, callerOf, requestIdOf } from '../request-context.ts';
@@ -30,7 +30,7 @@ export async function settleLookup(billing: Billing, req: Request, res: Response
       breakdown: [{ source: outcome.source.id, rows: outcome.rows, costPerRowMicro, costMicro: outcome.costMicro }],
       requestId: requestIdOf(req) || undefined,
       priceClass: outcome.source.priceClass,
-    });
+    }, holdOf(req));
     setCreditHeaders(res, delivery.settlement);
     deliverCharged(res, delivery);
   }

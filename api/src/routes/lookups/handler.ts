@@ -3,7 +3,10 @@
  * the lookup envelope, not a router error), runs the shared core, settles, answers the envelope.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { decodeKeywords } from '../../lookups/input.ts';
+import { findSource } from '@uda/shared/catalog';
+import type { Payer } from '../../billing/billing.ts';
+import { priceMicro } from '../../billing/prices.ts';
+import { DEFAULT_LIMIT, MAX_LIMIT, decodeKeywords } from '../../lookups/input.ts';
 import { articleLookup, lookup } from '../../lookups/lookup.ts';
 import { settleLookup } from '../../lookups/settle.ts';
 import type { LookupOutcome } from '../../lookups/types.ts';
@@ -52,4 +55,21 @@ export function articleLookupHandler(services: Services): RequestHandler {
     const outcome = await articleLookup(services, callerOf(req), `https://${rest}`);
     await answer(services, req, res, outcome);
   };
+}
+
+/**
+ * The most a keyword lookup can cost, before it runs (its hold, DECISIONS §3 "Holds"): its row
+ * limit at its source's price. A limit or source the handler will refuse holds the most any lookup
+ * can (the refusal releases it).
+ */
+export function keywordLookupMaxCost(req: Request, payer: Payer): number {
+  const text = req.query.limit;
+  const limit = text === undefined ? DEFAULT_LIMIT : /^\d{1,3}$/.test(String(text)) && Number(text) <= MAX_LIMIT ? Math.max(1, Number(text)) : MAX_LIMIT;
+  const source = findSource(sourceName(segments(req)[0]));
+  return priceMicro(source?.priceClass ?? 'encyclopedia', payer.tier, limit);
+}
+
+/** An article is one encyclopedia row. */
+export function articleLookupMaxCost(_req: Request, payer: Payer): number {
+  return priceMicro('encyclopedia', payer.tier, 1);
 }

@@ -4,7 +4,8 @@ import { ErrorCode } from '../../errors/codes.ts';
 import { MAX_KEYWORDS_CHARS } from '../../lookups/input.ts';
 import { optionalAnonymousLimitHeaders, optionalCreditHeaders } from '../../openapi/headers.ts';
 import type { RouteDeclaration, RouteDoc } from '../types.ts';
-import { ARTICLE_PATH, KEYWORD_PATH, articleLookupHandler, keywordLookupHandler } from './handler.ts';
+import { holdCredit } from '../../billing/http.ts';
+import { ARTICLE_PATH, KEYWORD_PATH, articleLookupHandler, articleLookupMaxCost, keywordLookupHandler, keywordLookupMaxCost } from './handler.ts';
 import { lookupEnvelope, lookupQuery } from './schema.ts';
 
 const LOOKUP_ERRORS = [
@@ -69,7 +70,7 @@ const articleDoc: RouteDoc = {
 
 /**
  * SPEC "GET /{source}/{keywords}" and "GET /https:/{wikipediaUrl}": anonymous allowance (only 2xx
- * count), up-front 402 at zero balance, `token` accepted. Their paths match raw two-segment paths
+ * count), up-front 402 at zero balance (with the credit hold, in the same Redis call), `token` accepted. Their paths match raw two-segment paths
  * outside `/api/` and `/mcp/`, so longer unknown paths still answer the plain 404.
  */
 export const lookupRoutes: readonly RouteDeclaration[] = [
@@ -80,7 +81,7 @@ export const lookupRoutes: readonly RouteDeclaration[] = [
     style: 'lookup',
     queryToken: true,
     doc: articleDoc,
-    handlers: (s) => [s.guards.anonymousLimit, s.guards.requireCredit, articleLookupHandler(s)],
+    handlers: (s) => [s.guards.anonymousLimit, holdCredit({ billing: s.billing, backend: s.limiterBackend, maxCostOf: articleLookupMaxCost }), articleLookupHandler(s)],
   },
   {
     method: 'get',
@@ -89,6 +90,6 @@ export const lookupRoutes: readonly RouteDeclaration[] = [
     style: 'lookup',
     queryToken: true,
     doc: keywordDoc,
-    handlers: (s) => [s.guards.anonymousLimit, s.guards.requireCredit, keywordLookupHandler(s)],
+    handlers: (s) => [s.guards.anonymousLimit, holdCredit({ billing: s.billing, backend: s.limiterBackend, maxCostOf: keywordLookupMaxCost }), keywordLookupHandler(s)],
   },
 ];

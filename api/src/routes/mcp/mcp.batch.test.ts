@@ -11,6 +11,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { TestApi } from '@uda/test-support/api-harness';
 import { useStoredStack } from '../../../test/support/stacks.ts';
 import { MAX_BATCH_CALLS } from './batch.ts';
+import { ledgerOf } from '@uda/test-support/sql-stack';
 
 const stack = useStoredStack();
 
@@ -104,7 +105,8 @@ describe('POST /mcp batches: every call counts', () => {
     const refused = answers.filter((a) => a.result?.isError);
     expect(refused).toHaveLength(1);
     expect(refused[0]!.result!.content[0]!.text).toContain('Export rate limit exceeded');
-    const charges = await stack.ctx.db('ledger').where({ account_id: accountId, kind: 'charge' });
+    // SQL charges reach the ledger with the wallet's next flush; `ledgerOf` waits for it.
+    const charges = (await ledgerOf(stack.ctx, accountId)).filter((row) => row.kind === 'charge');
     expect(charges).toHaveLength(2);
     await api.close();
   });

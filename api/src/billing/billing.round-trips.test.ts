@@ -1,0 +1,73 @@
+/**
+ * Redis round trips per request, counted by a TCP proxy in front of Redis: a round trip is one
+ * batch the API wrote to Redis before awaiting replies (one `data` chunk from the API's side of the
+ * connection). The billing timers are stopped, so nothing but the request talks to Redis while it
+ * is counted; a charged lookup's release then rides on the next request's call (DECISIONS §3 "Holds").
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { TestApi } from '@uda/test-support/api-harness';
+import { TEST_REDIS_URL } from '@uda/test-support/api-harness';
+import { type CountingRedisProxy, countingRedisProxy } from '@uda/test-support/redis-proxy';
+import { useStoredStack } from '../../test/support/stacks.ts';
+
+const stack = useStoredStack();
+
+let proxy: CountingRedisProxy;
+let api: TestApi;
+beforeAll(async () => {
+  proxy = await countingRedisProxy(TEST_REDIS_URL);
+  api = await stack.ctx.start({ config: { REDIS_URL: proxy.url, QUERY_RUNNER_URLS: stack.runner.url }, useOwnRedis: true });
+  api.services.billingLoops.stop();
+}, 60_000);
+afterAll(async () => {
+  await api?.close();
+  await proxy?.close();
+});
+
+/** The batches written to Redis from sending the request until its response ended and its close handlers ran. */
+async function roundTrips(path: string, key?: string, method = 'GET'): Promise<{ trips: number; res: Response }> {
+  const before = proxy.batches;
+  const res = await api.get(path, { key, method });
+  await res.arrayBuffer();
+  // The response's close handlers (a delivery's end) run a few loop turns after the body went out.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  return { trips: proxy.batches - before, res };
+}
+
+describe('Redis round trips per request', () => {
+  it('an anonymous lookup takes one', async () => {
+    await roundTrips('/books/war');
+    const { trips, res } = await roundTrips('/books/war');
+    expect(res.status).toBe(200);
+    expect(trips).toBe(1);
+  });
+
+  it('an authenticated request that is not charged (a HEAD lookup) takes one', async () => {
+    const { apiKey } = await api.account({ usd: '5' });
+    await roundTrips('/books/war', apiKey, 'HEAD');
+    const { trips, res } = await roundTrips('/books/war', apiKey, 'HEAD');
+    expect(res.status).toBe(200);
+    expect(trips).toBe(1);
+  });
+
+  it('a charged lookup takes one, and its X-Credits-Remaining is the balance after its true charge', async () => {
+    const { apiKey, accountId } = await api.account({ usd: '5' });
+    // The first lookups take the key from PostgreSQL and the account's credit lease: not the steady state.
+    for (let i = 0; i < 3; i++) await roundTrips('/books/war?limit=3', apiKey);
+    const trips: number[] = [];
+    let remaining = 0;
+    let cost = 0;
+    for (let i = 0; i < 5; i++) {
+      const { trips: n, res } = await roundTrips('/books/war?limit=3', apiKey);
+      expect(res.status).toBe(200);
+      trips.push(n);
+      remaining = Number(res.headers.get('x-credits-remaining'));
+      cost = Number(res.headers.get('x-credit-cost'));
+    }
+    expect(cost).toBeGreaterThan(0);
+    expect(trips).toEqual([1, 1, 1, 1, 1]);
+    // The last lookup's release rides on the next call: send it, then every readout agrees with the header.
+    await api.services.billing.flush();
+    expect((await api.services.billing.balance(accountId)) / 1e6).toBe(remaining);
+  });
+});

@@ -1,0 +1,193 @@
+/**
+ * Holds (DECISIONS §3 "Holds"; rules in `wallet.ts`): a lookup holds its largest possible cost in
+ * the same Redis call that decides its limits, and releases the difference once its rows are known.
+ * The release never costs a round trip of its own: this pod queues it, and the next counter call it
+ * makes (any account's) or the next flush (every 250 ms) carries the queue. A wallet that lives in
+ * this process holds and releases in place, at no cost.
+ *
+ * Money: a hold leaves the spendable credit and stays part of the balance, so concurrent holds can
+ * never spend more than the lease and every readout agrees. The response reports the balance after
+ * its true charge (`Hold.balanceMicro` less the charge). A request that fails releases the whole
+ * hold. If this pod dies before its queue left, the holds expire and any pod's reconciler releases
+ * them as charging nothing: those lookups were served free (the customer's favour, at most one hold
+ * per request in flight).
+ */
+import type { TakeRider } from '../limiter/types.ts';
+import type { Payer, Settlement } from './types.ts';
+import type { ChargeRecord, HoldRequest, HoldResult, Release, Wallet } from './wallet.ts';
+
+/** A hold this request made. */
+export interface Hold {
+  readonly accountId: string;
+  readonly key: string;
+  readonly heldMicro: number;
+  /** The balance with the hold still in it: the balance before this request's charge. */
+  readonly balanceMicro: number;
+}
+
+/** How a request asks for its hold: the rider for its counter call, then what the reply means. */
+export interface HoldPlan {
+  /** Undefined for a wallet in this process (`made` holds in place). */
+  readonly rider: TakeRider | undefined;
+  /** The hold, from the counter call's reply (undefined: no hold was made; charge the usual way). */
+  made(reply: unknown): Promise<Hold | undefined>;
+}
+
+export interface HoldsOptions {
+  readonly wallet: Wallet;
+  /** The balance's buckets when the wallet has not cached them yet (PostgreSQL). */
+  readonly refreshBuckets: (accountId: string) => Promise<number>;
+  /** Refunds a charge that left the queue (from the pending log, or the ledger). */
+  readonly refundSpent: (accountId: string, key: string) => Promise<number>;
+  /** A lookup's charge that was forgiven (its hold expired, or its lease settled without it). */
+  readonly onForgiven?: (key: string) => void;
+  /** After each hold attempt: whether it held, the spendable credit left, the amount asked (the wallet's refill). */
+  readonly afterHold: (accountId: string, held: boolean, unspentMicro: number, holdMicro: number) => void;
+  /** How long a hold lives without its release. */
+  readonly ttlMs: number;
+  readonly now: () => number;
+}
+
+/** A queued release, and the refund that a break of its response asks for meanwhile. */
+interface Queued {
+  release: Release;
+  readonly hold: Hold;
+}
+
+export class Holds {
+  readonly #o: HoldsOptions;
+  /** Charge key → release not sent yet. */
+  readonly #queue = new Map<string, Queued>();
+  /** Charge key → the call carrying its release. */
+  readonly #sending = new Map<string, Promise<unknown>>();
+  /** Holds whose release (true charge or nothing) has been decided. */
+  readonly #settled = new WeakSet<Hold>();
+
+  constructor(options: HoldsOptions) {
+    this.#o = options;
+  }
+
+  /** A hold of `maxMicro` under `key` for the payer's request; carries this pod's queued releases. */
+  plan(payer: Payer, key: string, maxMicro: number): HoldPlan {
+    const { wallet, now, ttlMs } = this.#o;
+    const request = { key, amountMicro: maxMicro, expiresAtMs: now() + ttlMs };
+    if (wallet.local) return { rider: undefined, made: async () => this.#held(payer.accountId, request, await wallet.hold(payer.accountId, request)) };
+    const batch = this.#takeQueue();
+    const rider = wallet.holdRider(payer.accountId, request, batch.releases);
+    return {
+      rider,
+      made: async (reply) => {
+        // No reply: Redis was not asked, or failed; the releases go again (a release is idempotent).
+        if (reply === undefined) return void batch.failed();
+        const { hold, forgiven } = wallet.holdReply(reply);
+        batch.done(Promise.resolve(forgiven));
+        return this.#held(payer.accountId, request, hold);
+      },
+    };
+  }
+
+  async #held(accountId: string, request: HoldRequest, result: HoldResult): Promise<Hold | undefined> {
+    // An account with no lease yet takes its first one when it is charged, as without holds.
+    if (result.ok || result.leased) this.#o.afterHold(accountId, result.ok, result.ok ? result.unspentMicro : 0, request.amountMicro);
+    if (!result.ok) return undefined;
+    const buckets = result.bucketsMicro ?? (await this.#o.refreshBuckets(accountId));
+    return { accountId, key: request.key, heldMicro: request.amountMicro, balanceMicro: buckets + result.unspentMicro + result.heldMicro };
+  }
+
+  /**
+   * The true charge is known: queues the release and answers what the response reports. Undefined
+   * when the charge is above the hold (never, by construction): the hold is released whole and the
+   * caller charges the usual way.
+   */
+  async settle(hold: Hold, record: ChargeRecord): Promise<Settlement | undefined> {
+    if (record.amountMicro > hold.heldMicro) {
+      await this.release(hold);
+      return undefined;
+    }
+    await this.#enqueue(hold, record);
+    return { chargedMicro: record.amountMicro, balanceMicro: hold.balanceMicro - record.amountMicro };
+  }
+
+  /** The request failed before its charge: the whole hold goes back (once settled, nothing to do). */
+  async release(hold: Hold): Promise<void> {
+    if (!this.#settled.has(hold)) await this.#enqueue(hold, { key: hold.key, amountMicro: 0 });
+  }
+
+  /** The response of a settled hold never went out whole: refunds its charge, wherever the release is. */
+  async refund(hold: Hold): Promise<number> {
+    for (;;) {
+      const queued = this.#queue.get(hold.key);
+      if (queued) {
+        const charged = queued.release.record.amountMicro;
+        queued.release = { accountId: hold.accountId, record: { key: hold.key, amountMicro: 0 } };
+        return charged;
+      }
+      const sending = this.#sending.get(hold.key);
+      // Left this pod: the charge is in the pending log or the ledger (or was forgiven: nothing to refund).
+      if (!sending) return this.#o.refundSpent(hold.accountId, hold.key);
+      await sending;
+    }
+  }
+
+  /** Sends every queued release in one call (the flush loop, a settlement, a drain). */
+  async send(): Promise<void> {
+    const batch = this.#takeQueue();
+    if (!batch.releases.length) return;
+    const sending = this.#o.wallet.release(batch.releases);
+    batch.done(sending);
+    await sending.catch(() => undefined);
+  }
+
+  /** Keys whose release has not left this pod (a pod that dies now leaves them to the reconciler). */
+  unsent(): string[] {
+    return [...this.#queue.keys(), ...this.#sending.keys()];
+  }
+
+  /** Releases, charging nothing, the holds whose pod died (the reconciler). */
+  async reap(): Promise<void> {
+    for (const key of await this.#o.wallet.reapHolds(this.#o.now())) this.#o.onForgiven?.(key);
+  }
+
+  async #enqueue(hold: Hold, record: ChargeRecord): Promise<void> {
+    this.#settled.add(hold);
+    const release = { accountId: hold.accountId, record };
+    // A wallet in this process releases in place: no round trip to save.
+    if (this.#o.wallet.local) {
+      for (const key of await this.#o.wallet.release([release])) this.#o.onForgiven?.(key);
+      return;
+    }
+    this.#queue.set(hold.key, { release, hold });
+  }
+
+  /** Takes the queue for one call: `done` with the call's forgiven keys, or `failed` to queue it again. */
+  #takeQueue(): { releases: Release[]; done(call: Promise<string[]>): void; failed(): void } {
+    const taken = [...this.#queue.values()];
+    this.#queue.clear();
+    let settle: (value?: unknown) => void = () => undefined;
+    const carried = new Promise((resolve) => (settle = resolve));
+    for (const item of taken) this.#sending.set(item.hold.key, carried);
+    const finish = () => {
+      for (const item of taken) this.#sending.delete(item.hold.key);
+      settle();
+    };
+    return {
+      releases: taken.map((item) => item.release),
+      done: (call) => {
+        call.then(
+          (forgiven) => {
+            for (const key of forgiven) this.#o.onForgiven?.(key);
+            finish();
+          },
+          () => {
+            for (const item of taken) if (!this.#queue.has(item.hold.key)) this.#queue.set(item.hold.key, item);
+            finish();
+          },
+        );
+      },
+      failed: () => {
+        for (const item of taken) if (!this.#queue.has(item.hold.key)) this.#queue.set(item.hold.key, item);
+        finish();
+      },
+    };
+  }
+}
