@@ -70,4 +70,14 @@ describe('Redis round trips per request', () => {
     await api.services.billing.flush();
     expect((await api.services.billing.balance(accountId)) / 1e6).toBe(remaining);
   });
+
+  it('a readout right after a charged lookup, before any flush, says the balance after that lookup', async () => {
+    const { apiKey } = await api.account({ usd: '5' });
+    const { res } = await roundTrips('/books/war?limit=3', apiKey);
+    expect(res.status).toBe(200);
+    expect(Number(res.headers.get('x-credit-cost'))).toBeGreaterThan(0);
+    // The lookup's release waits in this pod's queue (the timers are stopped): the readout must count it anyway.
+    const usage = await api.get('/api/v1/auth/usage', { key: apiKey });
+    expect(usage.headers.get('x-credits-remaining')).toBe(res.headers.get('x-credits-remaining'));
+  });
 });

@@ -128,6 +128,11 @@ export class LeaseWallet {
     void this.#o.writes.track(this.#takeLease(accountId, costMicro, last.micro / 4).catch(refused)).catch(() => undefined);
   }
 
+  /** Resolves once this pod's lease take for the account (if one runs) has ended, however it ended. */
+  async takeSettled(accountId: string): Promise<void> {
+    await this.#taking.get(accountId)?.catch(() => undefined);
+  }
+
   /** One lease take per account at a time in this pod; none while the wallet holds `enoughMicro`. */
   #takeLease(accountId: string, costMicro: number, enoughMicro: number): Promise<void> {
     const taking = this.#takeLeaseNow(accountId, costMicro, enoughMicro).finally(() => this.#taking.delete(accountId));
