@@ -23,22 +23,28 @@ afterAll(async () => {
   await ctx.close();
 });
 
+type Layer = { route?: { path: string | RegExp; methods: Record<string, boolean> }; handle?: { routers?: { stack: Layer[] }[] } };
+
+/** The layers of `stack` that are routes, looking inside the first-segment dispatch's routers (`routes/dispatch.ts`). */
+function routeLayers(stack: Layer[]): Layer[] {
+  return stack.flatMap((layer) => (layer.route ? [layer] : (layer.handle?.routers ?? []).flatMap((router) => routeLayers(router.stack))));
+}
+
 /** `METHOD /openapi/path` of every route Express has mounted; RegExp paths are named by their declaration. */
 function mountedOperations(app: Express): string[] {
-  const stack = (app as unknown as { router: { stack: { route?: { path: string | RegExp; methods: Record<string, boolean> } }[] } }).router.stack;
-  const out: string[] = [];
-  for (const layer of stack) {
-    if (!layer.route) continue;
+  const stack = (app as unknown as { router: { stack: Layer[] } }).router.stack;
+  const out = new Set<string>();
+  for (const layer of routeLayers(stack)) {
     const declared = API_ROUTES.find((r) => r.path === layer.route!.path || String(r.path) === String(layer.route!.path));
     if (declared?.internal) continue;
-    const path = declared?.doc?.path ?? String(layer.route.path).replace(/:(\w+)/g, '{$1}');
-    for (const method of Object.keys(layer.route.methods)) {
-      out.push(`${method.toUpperCase()} ${path}`);
+    const path = declared?.doc?.path ?? String(layer.route!.path).replace(/:(\w+)/g, '{$1}');
+    for (const method of Object.keys(layer.route!.methods)) {
+      out.add(`${method.toUpperCase()} ${path}`);
       // Express answers HEAD with a GET route; the document lists HEAD where the route declares it.
-      if (method === 'get' && declared?.doc?.head) out.push(`HEAD ${path}`);
+      if (method === 'get' && declared?.doc?.head) out.add(`HEAD ${path}`);
     }
   }
-  return out.sort();
+  return [...out].sort();
 }
 
 function documentedOperations(): string[] {

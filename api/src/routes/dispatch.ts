@@ -29,7 +29,7 @@ export function literalFirstSegment(path: string | RegExp): string | undefined {
  * non-ASCII character never matches an ASCII one), so every request meets the same routes in the
  * same order as before. `mount` adds one route to a router.
  */
-export function byFirstSegment<R extends Routed>(routes: readonly R[], mount: (router: Router, route: R) => void): RequestHandler {
+export function byFirstSegment<R extends Routed>(routes: readonly R[], mount: (router: Router, route: R) => void): RequestHandler & { readonly routers: readonly Router[] } {
   const segments = new Set(routes.map((route) => literalFirstSegment(route.path)).filter((s) => s !== undefined));
   const routerOf = (segment: string | undefined): Router => {
     const router = express.Router();
@@ -41,11 +41,13 @@ export function byFirstSegment<R extends Routed>(routes: readonly R[], mount: (r
   };
   const bySegment = new Map([...segments].map((segment) => [segment, routerOf(segment)]));
   const anySegment = routerOf(undefined);
-  return function dispatchByFirstSegment(req, res, next) {
+  const dispatch: RequestHandler = function dispatchByFirstSegment(req, res, next) {
     const path = req.path;
     const end = path.indexOf('/', 1);
     const segment = end === -1 ? path.slice(1) : path.slice(1, end);
     const router = bySegment.get(segment) ?? bySegment.get(segment.replace(/[A-Z]/g, (c) => c.toLowerCase())) ?? anySegment;
     router(req, res, next);
   };
+  // The routers, for what lists the mounted routes (the OpenAPI document's test).
+  return Object.assign(dispatch, { routers: [...bySegment.values(), anySegment] });
 }
