@@ -24,19 +24,19 @@ describe('the re-read marker', () => {
       const { billing } = api.services;
       const window = sqlWindow(accountId, 'q-marker', '2026-01-01T00:00:00.000Z');
       const options = { costMicro: COST, carriesBytes: true, queryId: 'q-marker' };
-      expect(await billing.paidSqlResult(payer, 'q-marker')).toBe(false);
+      expect(await billing.paidSqlResult(payer, 'q-marker')).toBeUndefined();
 
       const made = await billing.deliverWindow(payer, window, { ...options, madeResult: true });
       expect(made.settlement.chargedMicro).toBe(COST);
-      expect(await billing.paidSqlResult(payer, 'q-marker')).toBe(true);
+      expect(await billing.paidSqlResult(payer, 'q-marker')).toBe(`${window.base}#0`);
       // The only response under the charge broke before it completed: refunded (rule 2).
       expect((await made.abandon()).chargedMicro).toBe(0);
-      expect(await billing.paidSqlResult(payer, 'q-marker')).toBe(false);
+      expect(await billing.paidSqlResult(payer, 'q-marker')).toBeUndefined();
 
       const again = await billing.deliverWindow(payer, window, options);
       expect(again.settlement.chargedMicro).toBe(COST);
       expect(again.chargeKey).toBe(`${window.base}#1`);
-      expect(await billing.paidSqlResult(payer, 'q-marker')).toBe(true);
+      expect(await billing.paidSqlResult(payer, 'q-marker')).toBe(`${window.base}#1`);
       await again.complete();
       const reread = await billing.deliverWindow(payer, window, options);
       expect([reread.settlement.chargedMicro, reread.chargeKey]).toEqual([0, `${window.base}#1`]);

@@ -102,7 +102,12 @@ describe('Redis round trips per request', () => {
       expect(reread.res.headers.get('x-credit-cost')).toBe('0');
       expect(reread.res.headers.get('x-service-cached')).toBe('true');
       expect(reread.statements).toEqual([]);
-      expect({ run: run.trips, reread: reread.trips }).toEqual({ run: 9, reread: 6 });
+      // Not one yet (the daily cap is still taken in its own call, see docs/billing.md). A new run:
+      // the burst counters, the re-read marker, the daily cap, the fair share (its spend read, its
+      // run's start and end), the delivery's begin, the spend (which sets the marker), the delivery's
+      // end. A re-read: the burst counters, the marker, the delivery's begin, the balance it
+      // reports (the wallet's stored buckets), the delivery's end.
+      expect({ run: run.trips, reread: reread.trips }).toEqual({ run: 9, reread: 5 });
     });
   });
 });

@@ -58,8 +58,8 @@ export class WindowCharges {
    * reads the re-read marker the charge's spend set (one Redis read, no PostgreSQL): a marker lost
    * with Redis's data only sends the request the way of a new run, which passes the daily cap.
    */
-  async paidSqlResult(payer: Payer, queryId: string): Promise<boolean> {
-    return (await this.#o.leaseWallet.paidMarker(payer.accountId, queryId)) !== undefined;
+  paidSqlResult(payer: Payer, queryId: string): Promise<string | undefined> {
+    return this.#o.leaseWallet.paidMarker(payer.accountId, queryId);
   }
 
   /**
@@ -72,7 +72,9 @@ export class WindowCharges {
     const first = options.madeResult && options.carriesBytes && window.lengthMs === undefined ? await this.#deliverFirst(payer, window, options) : undefined;
     if (first) return first;
     for (let attempt = 0; attempt < WINDOW_ATTEMPTS; attempt++) {
-      const current = await this.#window(payer, window, options.queryId);
+      // The marker this request read already serves the first look; a retry (a refund was under way) reads it anew.
+      const marked = attempt === 0 && options.paidKey !== undefined ? options.paidKey : await this.#marker(payer, options.queryId);
+      const current = await this.#window(payer, window, marked);
       if (current.paid && !options.carriesBytes) return this.#freeRead(payer, current.key);
       const id = randomUUID();
       if (!(await this.#begin(current.key, id))) {
@@ -98,12 +100,16 @@ export class WindowCharges {
    * in the wallet's log (its key is remembered), so the window is paid though the ledger does not
    * show it yet. A refunded or aged-out charge moves the ledger to the next key, never spent.
    */
-  async #window(payer: Payer, window: WindowSpec, queryId: string | undefined): Promise<{ key: string; paid: boolean }> {
-    const marked = queryId === undefined ? undefined : await this.#o.leaseWallet.paidMarker(payer.accountId, queryId);
+  async #window(payer: Payer, window: WindowSpec, marked: string | undefined): Promise<{ key: string; paid: boolean }> {
     if (marked !== undefined && windowBaseOf(marked) === window.base) return { key: marked, paid: true };
     const current = await this.#o.ledger.window(payer.accountId, window);
     if (current.paid) return current;
     return { key: current.key, paid: await this.#o.leaseWallet.spent(payer.accountId, current.key) };
+  }
+
+  /** The charge key a SQL result's re-read marker names (no marker for other windows). */
+  async #marker(payer: Payer, queryId: string | undefined): Promise<string | undefined> {
+    return queryId === undefined ? undefined : this.#o.leaseWallet.paidMarker(payer.accountId, queryId);
   }
 
   #begin(chargeKey: string, id: string): Promise<boolean> {
