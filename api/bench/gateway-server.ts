@@ -6,7 +6,7 @@
 import { Socket } from 'node:net';
 import express from 'express';
 import { buildApp } from '../src/app.ts';
-import { deliverCharged, payerOf, setCreditHeaders } from '../src/billing/http.ts';
+import { deliverCharged, holdCredit, holdOf, payerOf, setCreditHeaders } from '../src/billing/http.ts';
 import { benchApiConfig } from './support.ts';
 import { migrate, openDb } from '../src/db/index.ts';
 import { DEFAULT_LIMITS } from '../src/limits.ts';
@@ -63,6 +63,8 @@ const account = await services.accounts.create({ email: 'bench@example.com', tie
 await services.accounts.addTopoff(account.id, 1_000_000_000_000);
 const apiKey = await services.keys.create(account.id, 'bench');
 const accountIds = [account.id];
+/** What the charged route costs: its hold is this much too, as a lookup's is its row limit at its price. */
+const CHARGED_MICRO = 4_000;
 // A spread of accounts, as real traffic has: charges for different accounts don't share a row lock.
 const spreadKeys: string[] = [];
 for (let i = 0; i < 50; i++) {
@@ -82,9 +84,10 @@ function benchRoutes(s: Services): RouteDef[] {
       handlers: [
         guards.requireKey,
         guards.exportCap,
-        guards.requireCredit,
+        // As the real lookup routes: the credit is held in the counter call, and the charge settles the hold.
+        holdCredit({ billing, backend: s.limiterBackend, maxCostOf: () => CHARGED_MICRO }),
         async (req, res) => {
-          const delivery = await billing.deliverOnce(payerOf(req)!, { costMicro: 4_000 });
+          const delivery = await billing.deliverOnce(payerOf(req)!, { costMicro: CHARGED_MICRO }, holdOf(req));
           setCreditHeaders(res, delivery.settlement);
           deliverCharged(res, delivery);
           res.json(FIXED);

@@ -66,7 +66,7 @@ function timePhases(s: typeof services): void {
   };
   wrap('runners', s.runners, ['runQuery', 'storedResult']);
   wrap('billing', s.billing, ['deliverWindow', 'requireCredit', 'balance', 'refreshBuckets']);
-  wrap('ledger', s.ledger, ['window', 'charge', 'paidSince']);
+  wrap('ledger', s.ledger, ['window', 'charge']);
   wrap('limiter', s.limiterBackend, ['take']);
   wrap('store', s.store, ['get']);
   wrap('keys', s.keys, ['resolve']);

@@ -46,6 +46,16 @@ export class Balances {
   }
 
   /**
+   * The balance a response reports when it charged nothing (a paid re-read): from the buckets the
+   * wallet stored, as a spend reports them, so the request reads no PostgreSQL; from `balance` when
+   * none are stored (or the wallet's store fails).
+   */
+  async reported(accountId: string): Promise<number> {
+    const stored = await this.orWhileWalletFails(this.#wallet.storedBalance(accountId), undefined);
+    return stored ?? this.balance(accountId);
+  }
+
+  /**
    * The balance with its two buckets, for the readouts that show them (admin `account show`, the
    * dashboard's Usage page): each bucket plus the part of the lease's unspent credit that returns to
    * it (the lease spends its grant part first, so what is left is top-off first).

@@ -24,14 +24,31 @@ afterAll(async () => {
   await proxy?.close();
 });
 
-/** The batches written to Redis from sending the request until its response ended and its close handlers ran. */
-async function roundTrips(path: string, key?: string, method = 'GET'): Promise<{ trips: number; res: Response }> {
+/**
+ * The batches written to Redis, and the statements the API's PostgreSQL client sent (knex's
+ * `query` event, the real pool's), from sending the request until its response ended and its
+ * close handlers ran.
+ */
+async function roundTrips(path: string, key?: string, method = 'GET', body?: string): Promise<{ trips: number; statements: string[]; res: Response }> {
   const before = proxy.batches;
-  const res = await api.get(path, { key, method });
-  await res.arrayBuffer();
-  // The response's close handlers (a delivery's end) run a few loop turns after the body went out.
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  return { trips: proxy.batches - before, res };
+  const statements: string[] = [];
+  const count = (query: { sql: string }) => statements.push(query.sql);
+  stack.ctx.db.on('query', count);
+  try {
+    const headers = body ? { 'content-type': 'application/json' } : undefined;
+    const res = await api.get(path, { key, method, body, headers });
+    await res.arrayBuffer();
+    // The response's close handlers (a delivery's end) run a few loop turns after the body went out.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return { trips: proxy.batches - before, statements, res };
+  } finally {
+    stack.ctx.db.off('query', count);
+  }
+}
+
+/** A charged `POST /api/v1/query`. */
+function postQuery(sql: string, key: string): ReturnType<typeof roundTrips> {
+  return roundTrips('/api/v1/query', key, 'POST', JSON.stringify({ sql }));
 }
 
 describe('Redis round trips per request', () => {
@@ -79,5 +96,28 @@ describe('Redis round trips per request', () => {
     // The lookup's release waits in this pod's queue (the timers are stopped): the readout must count it anyway.
     const usage = await api.get('/api/v1/auth/usage', { key: apiKey });
     expect(usage.headers.get('x-credits-remaining')).toBe(res.headers.get('x-credits-remaining'));
+  });
+
+  describe('a charged SQL request (POST /api/v1/query)', () => {
+    it('runs no PostgreSQL statement, a new run or a paid re-read, and takes a fixed number of round trips', async () => {
+      const { apiKey } = await api.account({ usd: '5' });
+      // The first request takes the key from PostgreSQL and the account's credit lease: not the steady state.
+      await postQuery('SELECT title FROM gutenberg ORDER BY title LIMIT 1', apiKey);
+      const run = await postQuery('SELECT title FROM gutenberg ORDER BY title LIMIT 2', apiKey);
+      expect(run.res.status).toBe(200);
+      expect(run.res.headers.get('x-credit-cost')).toBe('0.01');
+      expect(run.statements).toEqual([]);
+      const reread = await postQuery('SELECT title FROM gutenberg ORDER BY title LIMIT 2', apiKey);
+      expect(reread.res.status).toBe(200);
+      expect(reread.res.headers.get('x-credit-cost')).toBe('0');
+      expect(reread.res.headers.get('x-service-cached')).toBe('true');
+      expect(reread.statements).toEqual([]);
+      // Not one yet (the daily cap is still taken in its own call, see docs/billing.md). A new run:
+      // the burst counters, the re-read marker, the daily cap, the fair share (its spend read, its
+      // run's start and end), the delivery's begin, the spend (which sets the marker), the delivery's
+      // end. A re-read: the burst counters, the marker, the delivery's begin, the balance it
+      // reports (the wallet's stored buckets), the delivery's end.
+      expect({ run: run.trips, reread: reread.trips }).toEqual({ run: 9, reread: 5 });
+    });
   });
 });

@@ -226,8 +226,8 @@ export class Billing {
     await this.#leaseWallet.flush();
   }
 
-  /** Whether the payer paid for a stored result of this query in the last 5 minutes: a hint, never a charge decision. */
-  paidSqlResult(payer: Payer, queryId: string): Promise<boolean> {
+  /** The charge key of a stored result of this query the payer paid for in the last 5 minutes: a hint, never a charge decision. */
+  paidSqlResult(payer: Payer, queryId: string): Promise<string | undefined> {
     return this.#windows.paidSqlResult(payer, queryId);
   }
 

@@ -35,6 +35,11 @@ export function sqlQueryPrefix(accountId: string, queryId: string): string {
   return `sql:${accountId}:${queryId}:`;
 }
 
+/** The query id a SQL window charge's key names (`sql:<account>:<query>:…`); undefined for any other key. */
+export function sqlQueryIdOf(chargeKey: string): string | undefined {
+  return chargeKey.startsWith('sql:') ? chargeKey.split(':')[2] : undefined;
+}
+
 /** An export file version (its object key names the version) for a rolling window. */
 export function exportWindow(accountId: string, fileKey: string, lengthMs: number): WindowSpec {
   return { base: `export:${accountId}:${fileKey}`, lengthMs };

@@ -13,7 +13,7 @@ import type { ChargeSpec, Payer, Settlement } from './types.ts';
 import { type LeaseBook, leaseSize, spendPerSecond } from './leases.ts';
 import type { Ledger } from './ledger.ts';
 import { type PendingWrites, countCharge } from './pending-writes.ts';
-import type { ChargeRecord, Wallet } from './wallet.ts';
+import type { ChargeRecord, PaidMarker, Wallet } from './wallet.ts';
 
 /** A spend that finds its wallet short takes (or extends) a lease and tries again, this often. */
 const SPEND_ATTEMPTS = 5;
@@ -61,10 +61,10 @@ export class LeaseWallet {
    * Spends a lookup from the wallet. While the wallet's store fails (Redis down), the lookup is
    * charged in the ledger directly, as before leases: slower, never free.
    */
-  async charge(payer: Payer, record: ChargeRecord, spec: ChargeSpec, rememberMs = 0): Promise<LookupCharge> {
+  async charge(payer: Payer, record: ChargeRecord, spec: ChargeSpec, rememberMs = 0, marker?: PaidMarker): Promise<LookupCharge> {
     if (!record.amountMicro) return { settlement: { chargedMicro: 0, balanceMicro: await this.#o.balances.balance(payer.accountId) }, refund: async () => 0 };
     try {
-      return { settlement: await this.#spend(payer, record, spec, rememberMs), refund: () => this.#unspend(payer.accountId, record.key) };
+      return { settlement: await this.#spend(payer, record, spec, rememberMs, marker), refund: () => this.#unspend(payer.accountId, record.key) };
     } catch (error) {
       if (error instanceof ApiError) throw error;
       this.#o.logger?.warn({ err: error }, 'credit wallet unavailable: the lookup is charged in the ledger directly');
@@ -81,9 +81,9 @@ export class LeaseWallet {
   }
 
   /** One script call when the wallet covers the cost; otherwise a lease from PostgreSQL first. */
-  async #spend(payer: Payer, record: ChargeRecord, spec: ChargeSpec, rememberMs: number): Promise<Settlement> {
+  async #spend(payer: Payer, record: ChargeRecord, spec: ChargeSpec, rememberMs: number, marker: PaidMarker | undefined): Promise<Settlement> {
     for (let attempt = 0; attempt < SPEND_ATTEMPTS; attempt++) {
-      const spent = await this.#o.wallet.spend(payer.accountId, record, rememberMs);
+      const spent = await this.#o.wallet.spend(payer.accountId, record, rememberMs, marker);
       if (spent.ok) {
         const buckets = spent.bucketsMicro ?? (await this.#o.balances.refreshBuckets(payer.accountId));
         const charged = spent.duplicate ? 0 : record.amountMicro;
@@ -193,9 +193,26 @@ export class LeaseWallet {
     return this.refundLeaseCharge(chargeKey);
   }
 
-  /** Whether a charge under `prefix` waits in the account's pending log; false while its store fails. */
-  async pendingWithPrefix(accountId: string, prefix: string): Promise<boolean> {
-    return this.#o.wallet.pendingWithPrefix(accountId, prefix).catch(() => false);
+  /**
+   * The charge key a re-read marker names; undefined while its store fails. A missing marker only
+   * sends the caller the slow way (a run that passes the cap, a window read from the ledger).
+   */
+  async paidMarker(accountId: string, name: string): Promise<string | undefined> {
+    return this.#o.wallet.paidMarker(accountId, name).catch(() => undefined);
+  }
+
+  /** Sets a re-read marker for a result that cost nothing; a failed store leaves none (the slow way). */
+  async markPaid(accountId: string, marker: PaidMarker, chargeKey: string): Promise<void> {
+    await this.#o.wallet.markPaid(accountId, marker, chargeKey).catch(() => undefined);
+  }
+
+  /**
+   * Removes a re-read marker before its charge is refunded. A store that fails does not stop the
+   * refund (the customer is owed it); the marker then lives out its window, and a delivery on the
+   * refunded key is still refused by the delivery tracker.
+   */
+  async forgetPaid(accountId: string, name: string): Promise<void> {
+    await this.#o.wallet.forgetPaid(accountId, name).catch((error: unknown) => this.#o.logger?.warn({ err: error }, 're-read marker not removed'));
   }
 
   /** Whether a charge key was spent from the wallet; false while its store fails (nothing to go on). */

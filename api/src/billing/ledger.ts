@@ -127,15 +127,6 @@ SELECT (SELECT count(*) FROM c)::int AS n, last.idempotency_key AS key,
    AND NOT EXISTS (SELECT 1 FROM ledger r WHERE r.idempotency_key = 'refund:' || last.idempotency_key)) AS paid
 FROM (SELECT 1) one LEFT JOIN last ON true`;
 
-// A standing charge made in the last `?` ms under any window base that starts with a prefix.
-const PAID_SINCE_SQL = `
-SELECT EXISTS (
-  SELECT 1 FROM ledger c
-  WHERE c.account_id = ? AND c.kind = 'charge' AND c.idempotency_key LIKE ? ESCAPE '\\'
-    AND c.created_at > now() - ?::bigint * interval '1 millisecond'
-    AND NOT EXISTS (SELECT 1 FROM ledger r WHERE r.idempotency_key = 'refund:' || c.idempotency_key)
-) AS paid`;
-
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
@@ -165,12 +156,6 @@ export class Ledger {
     const row = result.rows[0];
     if (row?.paid && row.key) return { key: row.key, paid: true };
     return { key: windowChargeKey(spec.base, Number(row?.n ?? 0)), paid: false };
-  }
-
-  /** Whether a window whose base starts with `basePrefix` has a standing charge made in the last `withinMs`. */
-  async paidSince(accountId: string, basePrefix: string, withinMs: number): Promise<boolean> {
-    const result = await this.#db.raw<{ rows: { paid: boolean }[] }>(PAID_SINCE_SQL, [accountId, `${escapeLike(basePrefix)}%`, withinMs]);
-    return result.rows[0]?.paid === true;
   }
 
   /** Whether a charge was refunded (the refund row exists). */

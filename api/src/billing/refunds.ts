@@ -8,7 +8,7 @@
 import type { Metrics } from '../metrics.ts';
 import type { Balances } from './balances.ts';
 import type { BytesDelivered } from './bytes-delivered.ts';
-import { accountOfChargeKey, isLookupKey } from './charge-keys.ts';
+import { accountOfChargeKey, isLookupKey, sqlQueryIdOf } from './charge-keys.ts';
 import type { DeliveryTracker } from './deliveries.ts';
 import type { LeaseWallet } from './lease-wallet.ts';
 import type { Ledger } from './ledger.ts';
@@ -49,6 +49,9 @@ export class Refunds {
    */
   async writeRefund(chargeKey: string): Promise<number> {
     const accountId = accountOfChargeKey(chargeKey);
+    // The re-read marker goes first: once the refund is written, no re-read may find the window paid.
+    const queryId = sqlQueryIdOf(chargeKey);
+    if (queryId !== undefined) await this.#o.leaseWallet.forgetPaid(accountId, queryId);
     const direct = await this.#o.ledger.refund(chargeKey);
     const refunded = direct || isLookupKey(chargeKey) ? direct : await this.#o.leaseWallet.refundWindowCharge(accountId, chargeKey);
     if (refunded) {

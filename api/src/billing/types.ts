@@ -59,6 +59,11 @@ export interface WindowOptions extends ChargeSpec {
    */
   readonly madeResult?: boolean;
   /**
+   * The charge key this request read from the SQL result's re-read marker (`paidSqlResult`): the
+   * first look at the window takes it instead of reading the marker again. A server value only.
+   */
+  readonly paidKey?: string;
+  /**
    * The size of the window's file (an export), whose bytes count (rule 8): a broken response then
    * reports what it delivered (`Delivery.sent`). Undefined: a response delivers all or nothing.
    */

@@ -7,19 +7,21 @@
  * `<prefix>wal-lock:<account>` (the flush lock), `<prefix>wal-hold:<account>` (hash: charge key →
  * `<lease>|<amount>`, lease `-` once orphaned); and `<prefix>wal-dirty` (set of accounts with a
  * pending log), `<prefix>wal-holds` (sorted set: `<account> <charge key>` → hold expiry ms),
- * `<prefix>wal-key:<charge key>` (a window charge's key, remembered past its flush: its lease).
+ * `<prefix>wal-key:<charge key>` (a window charge's key, remembered past its flush: its lease),
+ * `<prefix>wal-paid:<account>:<name>` (a re-read marker: the charge key of a paid result, for its window).
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { TakeRider } from '../limiter/types.ts';
 import { type Script, runScript, script } from './redis-scripts.ts';
-import type { Buckets, ChargeRecord, HoldRequest, HoldResult, PendingCharge, Release, SpendResult, UnspendResult, Wallet } from './wallet.ts';
+import type { Buckets, ChargeRecord, HoldRequest, HoldResult, PaidMarker, PendingCharge, Release, SpendResult, UnspendResult, Wallet } from './wallet.ts';
 
 /** A flush that takes longer than this loses its lock; far above any ledger write. */
 const FLUSH_LOCK_MS = 30_000;
 
-// KEYS: wallet, log, dirty, the key's memory. ARGV: charge key, amount, record json, account id,
-// how long to remember the key (0: while it is in the log only).
+// KEYS: wallet, log, dirty, the key's memory, the re-read marker. ARGV: charge key, amount, record
+// json, account id, how long to remember the key (0: while it is in the log only), the marker's
+// life (0: no marker).
 // Returns {1|2 (spent|duplicate), lease, unspent, bal|'', held} or {0, closed lease|''}.
 const SPEND = `
 local bal = redis.call('HGET', KEYS[1], 'bal') or ''
@@ -38,6 +40,7 @@ local unspent = redis.call('HINCRBY', KEYS[1], 'unspent', -tonumber(ARGV[2]))
 redis.call('HSET', KEYS[2], ARGV[1], lease .. '|' .. ARGV[2] .. '|' .. ARGV[3])
 redis.call('SADD', KEYS[3], ARGV[4])
 if tonumber(ARGV[5]) > 0 then redis.call('SET', KEYS[4], lease, 'PX', ARGV[5]) end
+if tonumber(ARGV[6]) > 0 then redis.call('SET', KEYS[5], ARGV[1], 'PX', ARGV[6]) end
 return {1, lease, tostring(unspent), bal, held}`;
 
 // KEYS: wallet. ARGV: buckets micro, buckets version.
@@ -217,10 +220,15 @@ export class RedisWallet implements Wallet {
     return runScript(this.#redis, s, keys, ...args);
   }
 
-  async spend(accountId: string, record: ChargeRecord, rememberMs = 0): Promise<SpendResult> {
+  #marker(accountId: string, name: string): string {
+    return `${this.#prefix}wal-paid:${accountId}:${name}`;
+  }
+
+  async spend(accountId: string, record: ChargeRecord, rememberMs = 0, marker?: PaidMarker): Promise<SpendResult> {
     const { key, amountMicro, ...rest } = record;
-    const keys = [this.#wallet(accountId), this.#log(accountId), this.#dirty, `${this.#prefix}wal-key:${key}`];
-    const reply = (await this.#run(SCRIPTS.spend, keys, key, amountMicro, JSON.stringify(rest), accountId, rememberMs)) as [
+    // Without a marker its key is still named (a script declares every key it may touch), never written.
+    const keys = [this.#wallet(accountId), this.#log(accountId), this.#dirty, `${this.#prefix}wal-key:${key}`, this.#marker(accountId, marker?.name ?? '')];
+    const reply = (await this.#run(SCRIPTS.spend, keys, key, amountMicro, JSON.stringify(rest), accountId, rememberMs, marker?.ttlMs ?? 0)) as [
       number,
       string,
       string?,
@@ -284,10 +292,16 @@ export class RedisWallet implements Wallet {
     return [];
   }
 
-  async pendingWithPrefix(accountId: string, prefix: string): Promise<boolean> {
-    // The log holds at most a flush interval of the account's charges: one scan call covers it.
-    const [, found] = await this.#redis.hscan(this.#log(accountId), '0', 'MATCH', `${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`, 'COUNT', 1_000);
-    return found.length > 0;
+  async paidMarker(accountId: string, name: string): Promise<string | undefined> {
+    return (await this.#redis.get(this.#marker(accountId, name))) ?? undefined;
+  }
+
+  async markPaid(accountId: string, marker: PaidMarker, chargeKey: string): Promise<void> {
+    await this.#redis.set(this.#marker(accountId, marker.name), chargeKey, 'PX', marker.ttlMs);
+  }
+
+  async forgetPaid(accountId: string, name: string): Promise<void> {
+    await this.#redis.del(this.#marker(accountId, name));
   }
 
   async spent(accountId: string, key: string): Promise<boolean> {
@@ -298,6 +312,12 @@ export class RedisWallet implements Wallet {
   async available(accountId: string): Promise<number> {
     const [open, unspent, held] = await this.#redis.hmget(this.#wallet(accountId), 'open', 'unspent', 'held');
     return open === '1' ? Number(unspent) + Number(held ?? 0) : 0;
+  }
+
+  async storedBalance(accountId: string): Promise<number | undefined> {
+    const [open, unspent, held, bal] = await this.#redis.hmget(this.#wallet(accountId), 'open', 'unspent', 'held', 'bal');
+    if (bal === null) return undefined;
+    return Number(bal) + (open === '1' ? Number(unspent) + Number(held ?? 0) : 0);
   }
 
   holdRider(accountId: string, hold: HoldRequest, releases: readonly Release[]): TakeRider {

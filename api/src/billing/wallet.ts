@@ -57,6 +57,15 @@ export type SpendResult =
   /** Not spent: no wallet, a closed one (`closedLeaseId`: settle it first), or too little in it. */
   | { readonly ok: false; readonly closedLeaseId: string | undefined };
 
+/**
+ * A re-read marker (DECISIONS §3 "re-read marker"): names a result of one account (`name`, the
+ * query's id) whose window is paid, for `ttlMs` (the paid window). Its value is the charge key.
+ */
+export interface PaidMarker {
+  readonly name: string;
+  readonly ttlMs: number;
+}
+
 /** A hold's request: the key its charge will have, the most it can cost, when it expires if never released. */
 export interface HoldRequest {
   readonly key: string;
@@ -82,7 +91,8 @@ export type UnspendResult = number | 'flushing' | 'written';
 export interface Wallet {
   /** True when the wallet lives in this process only: a drain must settle its leases. */
   readonly local: boolean;
-  spend(accountId: string, record: ChargeRecord, rememberMs?: number): Promise<SpendResult>;
+  /** With `marker`: a fresh spend also sets that re-read marker to the record's key, in the same step. */
+  spend(accountId: string, record: ChargeRecord, rememberMs?: number, marker?: PaidMarker): Promise<SpendResult>;
   /** Adds a lease's new credit; opens the wallet on it when it holds no open lease. Stores the buckets too. */
   fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets): Promise<void>;
   /** Returns a refunded charge's amount to the wallet, if the lease is still the open one. */
@@ -103,12 +113,18 @@ export interface Wallet {
   pendingAccounts(): Promise<string[]>;
   /** Accounts whose wallet is open (for a drain of a local wallet). */
   openLeases(): Promise<{ accountId: string; leaseId: string }[]>;
-  /** Whether the account's pending log holds a charge whose key starts with `prefix`. */
-  pendingWithPrefix(accountId: string, prefix: string): Promise<boolean>;
+  /** The charge key a live re-read marker names; undefined when there is none (never set, expired, forgotten or lost). */
+  paidMarker(accountId: string, name: string): Promise<string | undefined>;
+  /** Sets a re-read marker without a spend (a result that costs nothing). */
+  markPaid(accountId: string, marker: PaidMarker, chargeKey: string): Promise<void>;
+  /** Removes a re-read marker (its charge is being refunded). */
+  forgetPaid(accountId: string, name: string): Promise<void>;
   /** Whether `key` was spent (still in the log, or a window key remembered past its flush). */
   spent(accountId: string, key: string): Promise<boolean>;
   /** The spendable credit plus the holds of the open lease: the wallet's part of the balance. */
   available(accountId: string): Promise<number>;
+  /** The whole balance from the buckets the wallet stored (as a spend reports it); undefined when none are stored. */
+  storedBalance(accountId: string): Promise<number | undefined>;
   /**
    * The hold and the releases as a rider of the request's counter call (one round trip for both);
    * undefined for a wallet in this process, which holds with `hold` instead.
@@ -130,6 +146,22 @@ export interface Wallet {
 /** Past this many remembered window keys, the memory wallet drops the expired ones. */
 const REMEMBERED_KEYS_MAX = 100_000;
 
+/** A remembered value (a window key's lease, a marker's charge key) and until when. */
+interface Remembered {
+  readonly value: string;
+  readonly untilMs: number;
+}
+
+function remember(memory: Map<string, Remembered>, key: string, value: string, forMs: number): void {
+  // Bounded: past this many keys the expired ones go (a day of one process's window charges).
+  if (memory.size >= REMEMBERED_KEYS_MAX) for (const [k, entry] of memory) if (entry.untilMs <= Date.now()) memory.delete(k);
+  memory.set(key, { value, untilMs: Date.now() + forMs });
+}
+
+function markerId(accountId: string, name: string): string {
+  return `${accountId}\n${name}`;
+}
+
 interface MemoryAccount {
   leaseId?: string;
   open: boolean;
@@ -148,18 +180,15 @@ export class MemoryWallet implements Wallet {
   readonly #holds = new Map<string, { accountId: string; leaseId: string; amountMicro: number; expiresAtMs: number }>();
 
   /** Window charge keys spent → their lease and until when they are remembered. */
-  readonly #keys = new Map<string, { leaseId: string; untilMs: number }>();
+  readonly #keys = new Map<string, Remembered>();
+  /** Re-read markers (`markerId`) → the charge key and until when. */
+  readonly #markers = new Map<string, Remembered>();
 
   #remembered(key: string): string | undefined {
     const entry = this.#keys.get(key);
-    return entry && entry.untilMs > Date.now() ? entry.leaseId : undefined;
+    return entry && entry.untilMs > Date.now() ? entry.value : undefined;
   }
 
-  #remember(key: string, leaseId: string, forMs: number): void {
-    // Bounded: past this many keys the expired ones go (a day of one process's window charges).
-    if (this.#keys.size >= REMEMBERED_KEYS_MAX) for (const [k, entry] of this.#keys) if (entry.untilMs <= Date.now()) this.#keys.delete(k);
-    this.#keys.set(key, { leaseId, untilMs: Date.now() + forMs });
-  }
 
   #account(accountId: string): MemoryAccount {
     let account = this.#accounts.get(accountId);
@@ -167,7 +196,7 @@ export class MemoryWallet implements Wallet {
     return account;
   }
 
-  async spend(accountId: string, record: ChargeRecord, rememberMs = 0): Promise<SpendResult> {
+  async spend(accountId: string, record: ChargeRecord, rememberMs = 0, marker?: PaidMarker): Promise<SpendResult> {
     const a = this.#account(accountId);
     const bucketsMicro = a.buckets?.micro;
     const previous = a.pending.get(record.key)?.leaseId ?? (rememberMs > 0 ? this.#remembered(record.key) : undefined);
@@ -175,7 +204,8 @@ export class MemoryWallet implements Wallet {
     if (!a.open || !a.leaseId || a.unspentMicro < record.amountMicro) return { ok: false, closedLeaseId: a.open ? undefined : a.leaseId };
     a.unspentMicro -= record.amountMicro;
     a.pending.set(record.key, { ...record, accountId, leaseId: a.leaseId });
-    if (rememberMs > 0) this.#remember(record.key, a.leaseId, rememberMs);
+    if (rememberMs > 0) remember(this.#keys, record.key, a.leaseId, rememberMs);
+    if (marker) await this.markPaid(accountId, marker, record.key);
     return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, heldMicro: a.heldMicro, bucketsMicro, duplicate: false };
   }
 
@@ -242,9 +272,17 @@ export class MemoryWallet implements Wallet {
     return [...this.#accounts].flatMap(([accountId, a]) => (a.open && a.leaseId ? [{ accountId, leaseId: a.leaseId }] : []));
   }
 
-  async pendingWithPrefix(accountId: string, prefix: string): Promise<boolean> {
-    for (const key of this.#accounts.get(accountId)?.pending.keys() ?? []) if (key.startsWith(prefix)) return true;
-    return false;
+  async paidMarker(accountId: string, name: string): Promise<string | undefined> {
+    const entry = this.#markers.get(markerId(accountId, name));
+    return entry && entry.untilMs > Date.now() ? entry.value : undefined;
+  }
+
+  async markPaid(accountId: string, marker: PaidMarker, chargeKey: string): Promise<void> {
+    remember(this.#markers, markerId(accountId, marker.name), chargeKey, marker.ttlMs);
+  }
+
+  async forgetPaid(accountId: string, name: string): Promise<void> {
+    this.#markers.delete(markerId(accountId, name));
   }
 
   async spent(accountId: string, key: string): Promise<boolean> {
@@ -254,6 +292,11 @@ export class MemoryWallet implements Wallet {
   async available(accountId: string): Promise<number> {
     const a = this.#accounts.get(accountId);
     return a?.open ? a.unspentMicro + a.heldMicro : 0;
+  }
+
+  async storedBalance(accountId: string): Promise<number | undefined> {
+    const buckets = this.#accounts.get(accountId)?.buckets;
+    return buckets && buckets.micro + (await this.available(accountId));
   }
 
   holdRider(): undefined {

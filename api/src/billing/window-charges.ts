@@ -12,7 +12,7 @@ import type { Metrics } from '../metrics.ts';
 import type { Balances } from './balances.ts';
 import type { Delivery, Payer, Settlement, WindowOptions } from './types.ts';
 import type { ByteSpan } from './bytes-delivered.ts';
-import { type WindowSpec, sqlQueryPrefix, windowChargeKey } from './charge-keys.ts';
+import { type WindowSpec, windowBaseOf, windowChargeKey } from './charge-keys.ts';
 import { DELIVERY_STATE_TTL_MS, type DeliveryTracker } from './deliveries.ts';
 import type { LeaseWallet } from './lease-wallet.ts';
 import type { Ledger } from './ledger.ts';
@@ -54,17 +54,12 @@ export class WindowCharges {
 
   /**
    * Whether the payer paid for a stored result of this query in the last 5 minutes: a hint that the
-   * request is a re-read (rule 4), never a charge decision. `deliver` still decides the charge.
+   * request is a re-read (rule 4), never a charge decision. `deliver` still decides the charge. It
+   * reads the re-read marker the charge's spend set (one Redis read, no PostgreSQL): a marker lost
+   * with Redis's data only sends the request the way of a new run, which passes the daily cap.
    */
-  async paidSqlResult(payer: Payer, queryId: string): Promise<boolean> {
-    const prefix = sqlQueryPrefix(payer.accountId, queryId);
-    // A charge spent in the last flush interval is still in the wallet's log, not yet in the ledger
-    // (a refunded one is always in the ledger: its refund writes it first).
-    const [inLedger, pending] = await Promise.all([
-      this.#o.ledger.paidSince(payer.accountId, prefix, SQL_RESULT_WINDOW_MS),
-      this.#o.leaseWallet.pendingWithPrefix(payer.accountId, prefix),
-    ]);
-    return inLedger || pending;
+  paidSqlResult(payer: Payer, queryId: string): Promise<string | undefined> {
+    return this.#o.leaseWallet.paidMarker(payer.accountId, queryId);
   }
 
   /**
@@ -77,7 +72,9 @@ export class WindowCharges {
     const first = options.madeResult && options.carriesBytes && window.lengthMs === undefined ? await this.#deliverFirst(payer, window, options) : undefined;
     if (first) return first;
     for (let attempt = 0; attempt < WINDOW_ATTEMPTS; attempt++) {
-      const current = await this.#window(payer, window);
+      // The marker this request read already serves the first look; a retry (a refund was under way) reads it anew.
+      const marked = attempt === 0 && options.paidKey !== undefined ? options.paidKey : await this.#marker(payer, options.queryId);
+      const current = await this.#window(payer, window, marked);
       if (current.paid && !options.carriesBytes) return this.#freeRead(payer, current.key);
       const id = randomUUID();
       if (!(await this.#begin(current.key, id))) {
@@ -97,14 +94,22 @@ export class WindowCharges {
   }
 
   /**
-   * The window's charge from the ledger; a charge spent in the last flush interval is still in the
-   * wallet's log (its key is remembered), so the window is paid though the ledger does not show it
-   * yet. A refunded or aged-out charge moves the ledger to the next key, which was never spent.
+   * The window's charge: a SQL result's from its re-read marker when the marker names a charge of
+   * this window (a refund removes the marker first, and the tracker refuses a delivery on a key
+   * being refunded). Otherwise from the ledger; a charge spent in the last flush interval is still
+   * in the wallet's log (its key is remembered), so the window is paid though the ledger does not
+   * show it yet. A refunded or aged-out charge moves the ledger to the next key, never spent.
    */
-  async #window(payer: Payer, window: WindowSpec): Promise<{ key: string; paid: boolean }> {
+  async #window(payer: Payer, window: WindowSpec, marked: string | undefined): Promise<{ key: string; paid: boolean }> {
+    if (marked !== undefined && windowBaseOf(marked) === window.base) return { key: marked, paid: true };
     const current = await this.#o.ledger.window(payer.accountId, window);
     if (current.paid) return current;
     return { key: current.key, paid: await this.#o.leaseWallet.spent(payer.accountId, current.key) };
+  }
+
+  /** The charge key a SQL result's re-read marker names (no marker for other windows). */
+  async #marker(payer: Payer, queryId: string | undefined): Promise<string | undefined> {
+    return queryId === undefined ? undefined : this.#o.leaseWallet.paidMarker(payer.accountId, queryId);
   }
 
   #begin(chargeKey: string, id: string): Promise<boolean> {
@@ -112,7 +117,7 @@ export class WindowCharges {
   }
 
   async #uncharged(payer: Payer): Promise<Settlement> {
-    return { chargedMicro: 0, balanceMicro: await this.#o.balances.balance(payer.accountId) };
+    return { chargedMicro: 0, balanceMicro: await this.#o.balances.reported(payer.accountId) };
   }
 
   /**
@@ -162,11 +167,17 @@ export class WindowCharges {
    * charge, so a key is never spent twice, even after its record left the log.
    */
   async #charge(payer: Payer, key: string, options: WindowOptions): Promise<{ settlement: Settlement; duplicate: boolean }> {
-    // A result that reads no source row costs nothing and leaves no ledger row: only the balance to report.
-    if (options.costMicro === 0) return { settlement: await this.#uncharged(payer), duplicate: false };
+    const marker = options.queryId === undefined ? undefined : { name: options.queryId, ttlMs: SQL_RESULT_WINDOW_MS };
+    // A result that reads no source row costs nothing and leaves no ledger row: only the marker
+    // (its re-reads are re-reads) and the balance to report.
+    if (options.costMicro === 0) {
+      if (marker) await this.#o.leaseWallet.markPaid(payer.accountId, marker, key);
+      return { settlement: await this.#uncharged(payer), duplicate: false };
+    }
     const undo = await options.beforeCharge?.();
     const record = { key, amountMicro: options.costMicro, breakdown: options.breakdown, requestId: options.requestId, queryId: options.queryId };
-    const { settlement } = await this.#o.leaseWallet.charge(payer, record, options, DELIVERY_STATE_TTL_MS).catch(async (error: unknown) => {
+    // The spend sets the re-read marker in the same script (no round trip of its own).
+    const { settlement } = await this.#o.leaseWallet.charge(payer, record, options, DELIVERY_STATE_TTL_MS, marker).catch(async (error: unknown) => {
       await undo?.();
       throw error;
     });

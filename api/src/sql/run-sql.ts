@@ -5,7 +5,7 @@
  * 5-minute window or runs the query. It never charges: the caller delivers the result under its
  * `window` with `Billing.deliverWindow`, so the charge happens only once a result exists.
  *
- * A re-read of a result the caller already paid for (`alreadyPaid`, from the ledger) is a
+ * A re-read of a result the caller already paid for (`alreadyPaid`, its re-read marker) is a
  * stored-only call: it never runs SQL, so it takes none of a run's checks, and when the result is
  * gone it falls through to the path below. That path takes the up-front checks of a query that
  * runs (402, daily cap: `beforeExecute`) before its one call, and gives them back when the runner
@@ -52,8 +52,11 @@ export interface RunSqlHooks {
    * cap (DECISIONS §3, §4). Its undo runs when the query then never ran (busy, backend down).
    */
   readonly beforeExecute?: () => Promise<Undo | void>;
-  /** Whether the caller paid for a stored result of this query within its window: then it is read, not run. */
-  readonly alreadyPaid?: (queryId: string) => Promise<boolean>;
+  /**
+   * The charge key of this query's result the caller paid for within its window (undefined: none):
+   * then the stored result is read, not run.
+   */
+  readonly alreadyPaid?: (queryId: string) => Promise<string | undefined>;
   /** Aborts when the client went away: the runner call is dropped, and the runner kills the query. */
   readonly signal?: AbortSignal;
 }
@@ -68,6 +71,8 @@ export interface SqlResult {
   /** What the result costs this caller, charged once per `window`. */
   readonly usage: SqlUsage;
   readonly window: WindowSpec;
+  /** The charge key `alreadyPaid` named, for the delivery's first look at the window (`WindowOptions.paidKey`). */
+  readonly paidKey?: string;
 }
 
 let parser: Promise<SqlParser> | undefined;
@@ -83,7 +88,7 @@ export async function runSql(services: SqlServices, caller: SqlCaller, request: 
   if (!validation.ok) throw new ApiError(ErrorCode.QUERY_INVALID, { message: validation.message });
   const target = await targeting!;
   const run = { ...target.run, format: request.format };
-  const response = await storedOrRun(services, caller, run, target.paid, hooks);
+  const response = await storedOrRun(services, caller, run, target.paidKey !== undefined, hooks);
   return {
     queryId: run.queryId,
     cached: response.cached,
@@ -91,6 +96,7 @@ export async function runSql(services: SqlServices, caller: SqlCaller, request: 
     ...(response.rowsJson ? { rowsJson: response.rowsJson } : {}),
     usage: usageOf(response.result, caller.tier),
     window: sqlWindow(caller.accountId, run.queryId, response.result.createdAt),
+    ...(target.paidKey !== undefined ? { paidKey: target.paidKey } : {}),
   };
 }
 
@@ -103,7 +109,7 @@ async function targetOf(services: SqlServices, caller: SqlCaller, sql: string, d
   const versions = datasets.map((d) => ({ id: d.id, version: String(d.version) }));
   const queryId = queryIdOf({ accountId: caller.accountId, sql, datasets: versions, exportVersion });
   const run = { queryId, sql, datasets: datasets.map(({ name, key }) => ({ name, key })), tenant: tenantOf(caller.accountId) };
-  return { run, paid: (await hooks.alreadyPaid?.(queryId)) ?? false };
+  return { run, paidKey: await hooks.alreadyPaid?.(queryId) };
 }
 
 /** One runner call: the stored result or a run, with the run's checks taken first (see the top). */

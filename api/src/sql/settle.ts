@@ -54,6 +54,7 @@ export async function deliverSql(services: Services, req: Request, res: Response
     carriesBytes: req.method !== 'HEAD',
     priceClass: usage.priceClass,
     madeResult: !result.cached,
+    ...(result.paidKey !== undefined ? { paidKey: result.paidKey } : {}),
   });
   const charged = delivery.settlement.chargedMicro > 0;
   const shown = charged ? usage : FREE_USAGE;

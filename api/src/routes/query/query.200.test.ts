@@ -99,17 +99,33 @@ describe('SQL routes: the first request charges, the window re-reads are free', 
     await api.close();
   });
 
-  it('a stored re-read gives back the daily cap point it was checked against: with a cap of 2, a query, its re-read and a second query all answer', async () => {
+  it('a re-read of a free result takes no daily cap point (its marker is set when it is recorded): with a cap of 2, two queries and a re-read answer', async () => {
     const api = await stack.start({ limits: { exportDaily: 2 } });
     const { apiKey } = await api.account();
     const post = (sql: string) => api.get('/api/v1/query', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql }) });
     const first = await post('SELECT 7 AS n');
     expect([first.status, first.headers.get('ratelimit-remaining')]).toEqual([200, '1']);
     const reread = await post('SELECT 7 AS n');
-    expect([reread.status, reread.headers.get('x-service-cached'), reread.headers.get('ratelimit-remaining')]).toEqual([200, 'true', '1']);
+    expect([reread.status, reread.headers.get('x-service-cached'), reread.headers.get('x-credit-cost')]).toEqual([200, 'true', '0']);
     const second = await post('SELECT 8 AS n');
     expect([second.status, second.headers.get('ratelimit-remaining')]).toEqual([200, '0']);
     expect((await post('SELECT 9 AS n')).status).toBe(429);
+    await api.close();
+  });
+
+  it('a paid re-read whose marker Redis lost takes the way of a new run: checked against the cap, given back, not charged again', async () => {
+    const api = await stack.start({ limits: { exportDaily: 2 } });
+    const { accountId, apiKey } = await api.account({ usd: '5' });
+    const post = (sql: string) => api.get('/api/v1/query', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql }) });
+    const first = await post(SQL);
+    expect([first.status, first.headers.get('x-credit-cost'), first.headers.get('ratelimit-remaining')]).toEqual([200, '0.015', '1']);
+    const markers = await stack.ctx.redis.keys(`*wal-paid:${accountId}:*`);
+    expect(markers).toHaveLength(1);
+    await stack.ctx.redis.del(...markers);
+    const reread = await post(SQL);
+    expect([reread.status, reread.headers.get('x-service-cached'), reread.headers.get('x-credit-cost'), reread.headers.get('ratelimit-remaining')]).toEqual([200, 'true', '0', '1']);
+    await api.services.billing.flush();
+    expect((await ledgerOf(stack.ctx, accountId)).map((r) => r.kind)).toEqual(['charge']);
     await api.close();
   });
 });
