@@ -28,12 +28,12 @@ export class Balances {
   readonly #wallet: Wallet;
   readonly #logger: Logger | undefined;
   readonly #now: () => number;
-  readonly #takesSettled: (accountId: string) => Promise<void>;
+  readonly #beforeRead: (accountId: string) => Promise<void>;
   /** accountId → a positive balance this pod saw, for the up-front 402 only (`requireCredit`). */
   readonly #positive = new Map<string, { micro: number; at: number }>();
 
-  constructor(options: { leases: LeaseBook; wallet: Wallet; logger?: Logger; now: () => number; takesSettled?: (accountId: string) => Promise<void> }) {
-    this.#takesSettled = options.takesSettled ?? (async () => {});
+  constructor(options: { leases: LeaseBook; wallet: Wallet; logger?: Logger; now: () => number; beforeRead?: (accountId: string) => Promise<void> }) {
+    this.#beforeRead = options.beforeRead ?? (async () => {});
     this.#leases = options.leases;
     this.#wallet = options.wallet;
     this.#logger = options.logger;
@@ -69,10 +69,10 @@ export class Balances {
 
   /** The one definition of the balance, with its parts; the buckets go to the wallet for lookups to report. */
   async #parts(accountId: string): Promise<BalanceParts> {
-    // A lease take moves credit from the buckets (PostgreSQL) to the wallet (Redis) in two steps; a
-    // read between them counts the slice twice or not at all. This pod's own takes (a lookup's early
-    // refill runs in the background, right when its caller may read the balance) are waited for.
-    await this.#takesSettled(accountId);
+    // What this pod has reported but not yet written must be in the readout: its queued hold
+    // releases (a lookup's true charge) are sent first, and its lease take of the account (credit
+    // moving from PostgreSQL to Redis in two steps) is waited for.
+    await this.#beforeRead(accountId);
     const [buckets, unspentMicro] = await Promise.all([this.#readBuckets(accountId), this.orWhileWalletFails(this.#wallet.available(accountId), 0)]);
     return { balanceMicro: buckets.micro + unspentMicro, grantMicro: buckets.grantMicro, topoffMicro: buckets.topoffMicro, unspentMicro };
   }

@@ -110,7 +110,11 @@ export class Billing {
     const { ledger, leases, wallet, deliveries, metrics, logger } = options;
     this.#metrics = metrics;
     this.#writes = new PendingWrites(logger);
-    this.#balances = new Balances({ leases, wallet, logger, now, takesSettled: (accountId) => this.#leaseWallet.takeSettled(accountId) });
+    this.#balances = new Balances({ leases, wallet, logger, now, beforeRead: async (accountId) => {
+        await this.#holds.flushed();
+        await this.#leaseWallet.takeSettled(accountId);
+      },
+    });
     const writeRefund = (chargeKey: string) => this.#refunds.writeRefund(chargeKey);
     const sendReleases = () => this.#holds.send();
     const holdWaitMs = options.holdWaitMs ?? HOLD_WAIT_MS;

@@ -138,6 +138,12 @@ export class Holds {
     await sending.catch(() => undefined);
   }
 
+  /** Sends the queued releases and waits for those already on their way: a readout after it counts every release this pod made. */
+  async flushed(): Promise<void> {
+    await this.send();
+    await Promise.all(this.#sending.values());
+  }
+
   /** Keys whose release has not left this pod (a pod that dies now leaves them to the reconciler). */
   unsent(): string[] {
     return [...this.#queue.keys(), ...this.#sending.keys()];
