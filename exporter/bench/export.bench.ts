@@ -13,7 +13,7 @@
  *
  *   npm run bench:export                                   # the samples, scale 0.01 and 0.1
  *   npm run bench:export -- --scales 0.1
- *   npm run bench:export -- --scales none --input /work/data/scale-1 --low-memory 600MB
+ *   npm run bench:export -- --scales none --input <folder of generated inputs> --low-memory 600MB   (inputs: npm run data:generate -- --scale 1 --out <folder>)
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';

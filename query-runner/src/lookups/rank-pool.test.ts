@@ -15,6 +15,7 @@ import { JUDGEMENTS } from './relevance.judgments.ts';
 import { lookupOn } from './run-lookup.ts';
 import { searchIndexesOf } from './search-index.ts';
 import { type StoredLookupSource, textAt, textCount } from '@uda/shared/search-index';
+import { seeded } from '../../test/seeded.ts';
 
 const SEEDED_PER_SOURCE = 40;
 /** Generous: the CI machine is shared and often loaded; no timing is asserted. */
@@ -38,17 +39,6 @@ afterAll(async () => {
   release();
   await served.stop();
 });
-
-/** mulberry32, so the seeded queries repeat. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Words of the index's own terms, each as it is, with a letter changed, and joined to the next. */
 function seededQueries(source: StoredLookupSource): string[] {

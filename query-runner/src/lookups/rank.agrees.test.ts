@@ -24,6 +24,7 @@ import { titlePhrase } from './query-terms.ts';
 import { stemPhrase, textAt, textCount, type SourceIndex } from '@uda/shared/search-index';
 import { searchTable } from '@uda/shared/search';
 import { searchIndexesOf } from './search-index.ts';
+import { seeded } from '../../test/seeded.ts';
 
 const QUERIES_PER_SOURCE = 150;
 const NEAR = 1e-9;
@@ -68,17 +69,6 @@ afterAll(async () => {
   release();
   await served.stop();
 });
-
-/** A small seeded generator (mulberry32), so the random queries repeat. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function randomQuery(index: SourceIndex, titles: readonly string[], random: () => number): string {
   const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
