@@ -1,7 +1,7 @@
 /**
  * `npm run bench:gateway`: requests per second and p99 at 50 connections on loopback for
- *   1. bare Express answering a fixed JSON body;
- *   2. the same handler behind the full chain (burst limit, auth with a valid key, daily cap,
+ *   1. bare Express answering a fixed JSON body (a lookup envelope) with `res.json`;
+ *   2. the same body behind the full chain, sent as the lookup routes send it (`sendJson`) (burst limit, auth with a valid key, daily cap,
  *      402 pre-check, metering with a real charge) on real PostgreSQL and Redis;
  *   3. the anonymous variant (burst limit + anonymous limit, no charge);
  *   4. the authenticated chain without the charge, to show what the charge costs;

@@ -1,8 +1,9 @@
 import type { Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
+import { dropWhenSilent } from './redis-deadline.ts';
+import { type RespArgs, ScriptCall, respArgs } from './script-call.ts';
 import { takeOneByOne } from './take.ts';
-import { createHash } from 'node:crypto';
 import type { CounterOptions, CounterTake, LimiterBackend, TakeResult, TakeRider, TakeWithRider } from './types.ts';
 
 /**
@@ -52,8 +53,10 @@ for i = 3 * n + 2, #ARGV do RA[#RA + 1] = ARGV[i] end
 return {out, rider(over, RK, RA)}`;
 }
 
-interface TakeCommand {
-  udaTakeCounters(keyCount: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
+/** A counter's ARGV (points, window seconds, refund flag), encoded once per refund flag. */
+interface CounterArgv {
+  readonly kept: RespArgs;
+  readonly refunded: RespArgs;
 }
 
 /**
@@ -67,14 +70,16 @@ export class RedisLimiterBackend implements LimiterBackend {
   readonly #owned: boolean;
   /** Each counter's insurance limiter, which `take` uses while Redis is down. */
   readonly #insurance = new Map<RateLimiterAbstract, RateLimiterMemory>();
-  /** Rider text → the combined script and its SHA (a handful of riders, each fixed text). */
-  readonly #riderScripts = new Map<string, { lua: string; sha: string }>();
+  /** Each counter's part of the script's arguments, prebuilt (`script-call.ts`). */
+  readonly #argv = new Map<RateLimiterAbstract, CounterArgv>();
+  readonly #take = new ScriptCall(TAKE_SCRIPT);
+  /** Rider text → the combined script (a handful of riders, each fixed text). */
+  readonly #riderScripts = new Map<string, ScriptCall>();
 
   constructor(options: { url?: string; client?: Redis; prefix: string }) {
     this.#prefix = options.prefix;
     this.#owned = !options.client;
     this.client = options.client ?? createRedisClient(options.url ?? 'redis://127.0.0.1:6379');
-    this.client.defineCommand('udaTakeCounters', { lua: TAKE_SCRIPT });
   }
 
   counter({ name, points, durationS }: CounterOptions) {
@@ -89,6 +94,7 @@ export class RedisLimiterBackend implements LimiterBackend {
       insuranceLimiter: insurance,
     });
     this.#insurance.set(counter, insurance);
+    this.#argv.set(counter, { kept: respArgs([points, durationS, '0']), refunded: respArgs([points, durationS, '1']) });
     return counter;
   }
 
@@ -122,36 +128,41 @@ export class RedisLimiterBackend implements LimiterBackend {
   }
 
   async #takeWithInRedis(takes: readonly CounterTake[], rider: TakeRider): Promise<TakeWithRider> {
-    const { keys, argv } = counterArgs(takes);
-    const script = this.#riderScript(rider.lua);
-    const allKeys = [...keys, ...rider.keys];
-    const allArgs = [takes.length, ...argv, ...rider.args];
+    const { keys, args } = this.#counterArgs(takes);
+    keys.push(...rider.keys);
+    args.unshift(respArgs([takes.length]));
+    args.push(respArgs(rider.args));
     writeWithTurn(this.client);
-    let reply: [number[], unknown];
-    try {
-      reply = (await this.client.evalsha(script.sha, allKeys.length, ...allKeys, ...allArgs)) as [number[], unknown];
-    } catch (error) {
-      if (!String(error).includes('NOSCRIPT')) throw error;
-      reply = (await this.client.eval(script.lua, allKeys.length, ...allKeys, ...allArgs)) as [number[], unknown];
-    }
+    const reply = (await this.#riderScript(rider.lua).call(this.client, keys, args)) as [number[], unknown];
     return { results: resultsOf(takes, reply[0]), reply: reply[1] };
   }
 
-  #riderScript(riderLua: string): { lua: string; sha: string } {
+  #riderScript(riderLua: string): ScriptCall {
     let script = this.#riderScripts.get(riderLua);
     if (!script) {
-      const lua = riderScript(riderLua);
-      script = { lua, sha: createHash('sha1').update(lua).digest('hex') };
+      script = new ScriptCall(riderScript(riderLua));
       this.#riderScripts.set(riderLua, script);
     }
     return script;
   }
 
   async #takeInRedis(takes: readonly CounterTake[]): Promise<TakeResult[]> {
+    const { keys, args } = this.#counterArgs(takes);
     writeWithTurn(this.client);
-    const { keys, argv } = counterArgs(takes);
-    const flat = await (this.client as unknown as TakeCommand).udaTakeCounters(takes.length, ...keys, ...argv);
-    return resultsOf(takes, flat);
+    return resultsOf(takes, (await this.#take.call(this.client, keys, args)) as number[]);
+  }
+
+  /** The counters' keys, and their prebuilt ARGV (points, window seconds, refund flag per key). */
+  #counterArgs(takes: readonly CounterTake[]): { keys: string[]; args: RespArgs[] } {
+    const keys: string[] = [];
+    const args: RespArgs[] = [];
+    for (const { counter, key, refundIfOver } of takes) {
+      const argv = this.#argv.get(counter);
+      if (!argv) throw new RangeError('take() on a counter this backend did not make');
+      keys.push(counter.getKey(key));
+      args.push(refundIfOver ? argv.refunded : argv.kept);
+    }
+    return { keys, args };
   }
 
   #insuranceOf(counter: RateLimiterAbstract): RateLimiterAbstract {
@@ -180,20 +191,6 @@ export class RedisLimiterBackend implements LimiterBackend {
   }
 }
 
-/** The counters' keys, and their ARGV (points, window seconds, refund flag per key). */
-function counterArgs(takes: readonly CounterTake[]): { keys: string[]; argv: (string | number)[] } {
-  const keys: string[] = new Array(takes.length);
-  const argv: (string | number)[] = new Array(3 * takes.length);
-  for (let i = 0; i < takes.length; i++) {
-    const { counter, key, refundIfOver } = takes[i]!;
-    keys[i] = counter.getKey(key);
-    argv[3 * i] = counter.points;
-    argv[3 * i + 1] = counter.duration;
-    argv[3 * i + 2] = refundIfOver ? '1' : '0';
-  }
-  return { keys, argv };
-}
-
 /** The script's flat count/ttl pairs, one per take up to the first over its points. */
 function resultsOf(takes: readonly CounterTake[], flat: readonly number[]): TakeResult[] {
   const results: TakeResult[] = [];
@@ -217,18 +214,23 @@ export function writeWithTurn(client: Redis): void {
   setImmediate(() => stream.uncork());
 }
 
+/** How long Redis may answer nothing while a command waits, before its callers fall back (`redis-deadline.ts`). */
+export const REDIS_DEADLINE_MS = 1_000;
+
 /**
  * Fail fast instead of queueing: with the offline queue on, a request would wait for Redis to come
- * back instead of using the insurance limiter.
+ * back instead of using the insurance limiter. A Redis that hangs (accepts, answers nothing) fails
+ * the waiting commands after `REDIS_DEADLINE_MS`, by one deadline on the connection rather than a
+ * timer per command.
  */
 export function createRedisClient(url: string): Redis {
   const client = new Redis(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: 1_000,
     connectTimeout: 2_000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
   });
+  dropWhenSilent(client, REDIS_DEADLINE_MS);
   // ioredis emits 'error' on every failed reconnect; the limiter's insurance covers requests.
   client.on('error', () => {});
   return client;

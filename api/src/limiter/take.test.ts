@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { TEST_REDIS_URL, uniquePrefix } from '@uda/test-support/api-harness';
-import { freePort } from '../../test/support/spawn.ts';
+import { freePort, stopNode } from '../../test/support/spawn.ts';
 import { MemoryLimiterBackend } from './memory.ts';
 import { RedisLimiterBackend, createRedisClient } from './redis.ts';
 import type { LimiterBackend } from './types.ts';
@@ -36,6 +37,39 @@ const expected = {
   burst: 4,
   allowance: 2,
 };
+
+describe('a Redis that stops answering', () => {
+  it('fails the waiting count over to the insurance limiter, and counts in Redis again once it answers', async () => {
+    const port = await freePort();
+    const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const client = createRedisClient(`redis://127.0.0.1:${port}`);
+    try {
+      const backend = new RedisLimiterBackend({ client, prefix: uniquePrefix() });
+      const burst = backend.counter({ name: 'burst', points: 10, durationS: 60 });
+      expect(await backend.ready(10_000)).toBe(true);
+      // A fresh Redis doesn't know the script: this first call also goes through NOSCRIPT and EVAL.
+      expect(await backend.take([{ counter: burst, key: 'ip' }])).toMatchObject([{ consumed: 1, over: false }]);
+      // Stopped, the server still holds the connection open but answers nothing: only the
+      // connection's deadline ends the wait (without it this take never resolves).
+      redis.kill('SIGSTOP');
+      expect(await backend.take([{ counter: burst, key: 'ip' }])).toMatchObject([{ consumed: 1, over: false }]);
+      // The dropped connection is not ready meanwhile, so the next count doesn't wait at all.
+      expect(await backend.take([{ counter: burst, key: 'ip' }])).toMatchObject([{ consumed: 2, over: false }]);
+      redis.kill('SIGCONT');
+      expect(await backend.ready(10_000)).toBe(true);
+      // Redis's own count: the abandoned call had been sent, and Redis ran it when it resumed (a
+      // count that errs strict); the one taken while the connection was down never reached it.
+      expect(await backend.take([{ counter: burst, key: 'ip' }])).toMatchObject([{ consumed: 3, over: false }]);
+    } finally {
+      redis.kill('SIGCONT');
+      await new Promise((resolve) => {
+        client.once('end', resolve);
+        client.disconnect();
+      });
+      await stopNode(redis, 'SIGKILL');
+    }
+  }, 30_000);
+});
 
 describe('taking several counters at once', () => {
   it('decides in one Redis script exactly as the in-process counters do, on the keys rate-limiter-flexible reads', async () => {

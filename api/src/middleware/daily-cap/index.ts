@@ -35,6 +35,7 @@ export function dailyCap(options: DailyCapOptions): GuardHandler {
 export function dailyCapGuard(options: DailyCapOptions): CounterGuard {
   const { counter, kind, limit = 1_000, metrics, now = () => new Date() } = options;
   if (limit > counter.points) throw new RangeError('daily cap counter is smaller than the cap');
+  const limitText = String(limit);
   return function dailyCapStep(req, res) {
     const caller = callerOf(req);
     if (caller.kind !== 'account') return undefined;
@@ -43,16 +44,16 @@ export function dailyCapGuard(options: DailyCapOptions): CounterGuard {
     return {
       take: { counter, key: `${caller.accountId}:${utcDay(at)}` },
       apply({ consumed }) {
-        const headers = {
-          'RateLimit-Limit': String(limit),
-          'RateLimit-Remaining': String(remainingOf(limit, consumed)),
-          'RateLimit-Reset': String(resetS),
-        };
-        res.set(headers);
+        const remaining = String(remainingOf(limit, consumed));
+        const reset = String(resetS);
+        // setHeader each, not `res.set` of an object: this runs on every capped request.
+        res.setHeader('RateLimit-Limit', limitText);
+        res.setHeader('RateLimit-Remaining', remaining);
+        res.setHeader('RateLimit-Reset', reset);
         if (consumed <= limit) return;
         metrics?.rateLimitRejections.inc({ kind: `${kind}_daily` });
         const code = kind === 'export' ? ErrorCode.EXPORT_LIMIT_EXCEEDED : ErrorCode.SHEET_LIMIT_EXCEEDED;
-        throw new ApiError(code, {}, { ...headers, 'Retry-After': String(resetS) });
+        throw new ApiError(code, {}, { 'RateLimit-Limit': limitText, 'RateLimit-Remaining': remaining, 'RateLimit-Reset': reset, 'Retry-After': reset });
       },
     };
   };

@@ -8,10 +8,11 @@ import type { Payer } from '../../billing/billing.ts';
 import { priceMicro } from '../../billing/prices.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, decodeKeywords } from '../../lookups/input.ts';
 import { articleLookup, lookup } from '../../lookups/lookup.ts';
-import { settleLookup } from '../../lookups/settle.ts';
+import { lookupEnvelopeJson, settleLookup } from '../../lookups/settle.ts';
 import type { LookupOutcome } from '../../lookups/types.ts';
 import { callerOf } from '../../request-context.ts';
 import type { Services } from '../../services.ts';
+import { sendJson } from '../send-json.ts';
 import { inputOf } from '../validate.ts';
 import { lookupEnvelope, lookupQuery } from './schema.ts';
 
@@ -37,7 +38,7 @@ function sourceName(raw: string): string {
 /** The shape is checked before the charge, so a caller is never billed for an answer we then fail to send. */
 async function answer(services: Services, req: Request, res: Response, outcome: LookupOutcome): Promise<void> {
   lookupEnvelope.shape.data.parse(outcome.data);
-  res.json(await settleLookup(services.billing, req, res, outcome));
+  sendJson(req, res, lookupEnvelopeJson(await settleLookup(services.billing, req, res, outcome)));
 }
 
 export function keywordLookupHandler(services: Services): RequestHandler {

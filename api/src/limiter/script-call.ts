@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import { Command, type Redis } from 'ioredis';
+
+/**
+ * A Lua script's call as the bytes Redis reads (RESP), for the counter call every request makes.
+ * ioredis builds each command from its arguments: it copies them into a fresh array, turns every
+ * number into a string and concatenates the protocol text, and its script helper wraps the
+ * command's promise and its reject in closures of their own. Here everything that is the same for
+ * every request (the script's SHA, each counter's points, window and refund flag) is encoded once;
+ * a request splices in only its keys (the client's IP, the account and the UTC day).
+ */
+
+/** Bulk strings already in RESP (`$<bytes>\r\n<text>\r\n` each), and how many they are. */
+export interface RespArgs {
+  readonly bytes: Buffer;
+  readonly count: number;
+}
+
+function bulk(value: string | number): string {
+  const text = String(value);
+  return `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
+}
+
+/** Encodes `values` once, for a part of a call that never changes (a counter's ARGV). */
+export function respArgs(values: readonly (string | number)[]): RespArgs {
+  return { bytes: Buffer.from(values.map(bulk).join('')), count: values.length };
+}
+
+/** A command whose bytes are ready: ioredis queues it and parses its reply as any other. */
+class PrebuiltCommand extends Command {
+  readonly #bytes: Buffer;
+
+  constructor(name: string, bytes: Buffer) {
+    super(name);
+    this.#bytes = bytes;
+  }
+
+  override toWritable(): Buffer {
+    return this.#bytes;
+  }
+}
+
+export class ScriptCall {
+  readonly lua: string;
+  readonly sha: string;
+  /** `EVALSHA <sha>` in RESP, the start of every call. */
+  readonly #evalsha: string;
+
+  constructor(lua: string) {
+    this.lua = lua;
+    this.sha = createHash('sha1').update(lua).digest('hex');
+    this.#evalsha = bulk('EVALSHA') + bulk(this.sha);
+  }
+
+  /**
+   * `EVALSHA sha <keys.length> keys… args…`. A Redis that doesn't know the script yet (its first
+   * call, or after a restart or a flush) answers NOSCRIPT: the same call goes again as EVAL with
+   * the script's text, which also loads it for the calls after.
+   */
+  async call(client: Redis, keys: readonly string[], args: readonly RespArgs[]): Promise<unknown> {
+    try {
+      return await client.sendCommand(new PrebuiltCommand('evalsha', this.#bytes(this.#evalsha, keys, args)));
+    } catch (error) {
+      if (!String(error).includes('NOSCRIPT')) throw error;
+      return client.sendCommand(new PrebuiltCommand('eval', this.#bytes(bulk('EVAL') + bulk(this.lua), keys, args)));
+    }
+  }
+
+  /** `*<count>`, the command and its script, the number of keys, the keys, then the prebuilt arguments. */
+  #bytes(commandAndScript: string, keys: readonly string[], args: readonly RespArgs[]): Buffer {
+    let count = 3 + keys.length;
+    let argBytes = 0;
+    for (const arg of args) {
+      count += arg.count;
+      argBytes += arg.bytes.length;
+    }
+    let text = `*${count}\r\n${commandAndScript}${bulk(keys.length)}`;
+    for (const key of keys) text += bulk(key);
+    const out = Buffer.allocUnsafe(Buffer.byteLength(text) + argBytes);
+    let at = out.write(text);
+    for (const arg of args) at += arg.bytes.copy(out, at);
+    return out;
+  }
+}
