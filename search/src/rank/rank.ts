@@ -25,15 +25,26 @@ export interface Ranking {
 
 const NO_MATCH: Ranking = { total: 0, docs: [] };
 
-/** Every match of one reading, as ranked documents, given to `visit`. Returns the count. */
-function eachRanked(index: SourceIndex, reading: Reading, checkDeadline: () => void, visit: (ranked: RankedDoc) => void): number {
+/**
+ * Every match of one reading, as ranked documents, given to `visit`; `worst`, when given, is the
+ * last of a full page, and a match that does not rank before it is skipped before it is built.
+ * Returns the count.
+ */
+function eachRanked(index: SourceIndex, reading: Reading, checkDeadline: () => void, visit: (ranked: RankedDoc) => void, worst?: () => RankedDoc | undefined): number {
   const matches = matchAll(index, reading.words, checkDeadline);
   if (matches.count === 0) return 0;
   const titled = titledDocs(index, scratchOf(index).titleBits, reading.phrase);
+  const candidate = { doc: 0, typos: 0, tier: 0, outside: 0, stems: 0, score: 0 };
   for (let j = 0; j < matches.count; j++) {
-    const doc = matches.docs[j]!;
-    const outside = matches.outside[j]!;
-    visit({ doc, typos: reading.typos + matches.typos[j]!, tier: tierOf(titled, doc, outside), outside, stems: matches.stems[j]!, score: matches.scores[j]! });
+    candidate.doc = matches.docs[j]!;
+    candidate.outside = matches.outside[j]!;
+    candidate.typos = reading.typos + matches.typos[j]!;
+    candidate.tier = tierOf(titled, candidate.doc, candidate.outside);
+    candidate.stems = matches.stems[j]!;
+    candidate.score = matches.scores[j]!;
+    const last = worst?.();
+    if (last && !ranksBefore(candidate, last)) continue;
+    visit({ ...candidate });
   }
   checkDeadline();
   return matches.count;
@@ -50,7 +61,7 @@ function rankWords(index: SourceIndex, query: Words, limit: number, rules: Match
   const readings = readingsOf(index, query.words, query.phrase, query.typing, rules, checkDeadline);
   const top: RankedDoc[] = [];
   if (readings.length === 1) {
-    const total = eachRanked(index, readings[0]!, checkDeadline, (ranked) => insertTop(top, ranked, limit));
+    const total = eachRanked(index, readings[0]!, checkDeadline, (ranked) => insertTop(top, ranked, limit), () => (top.length === limit ? top[limit - 1] : undefined));
     return { total, docs: top };
   }
   // Several readings: a document counts once, at its best.
