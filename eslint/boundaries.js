@@ -7,7 +7,7 @@ import ts from 'typescript';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 /** Every top-level folder that holds code. Workspaces are the ones with a package.json. */
-export const CODE_FOLDERS = ['shared', 'exporter', 'query-runner', 'api', 'dashboard', 'test-support', 'scripts', 'load-tests', 'test'];
+export const CODE_FOLDERS = ['shared', 'search', 'exporter', 'query-runner', 'api', 'dashboard', 'test-support', 'scripts', 'load-tests', 'test'];
 const SKIP_DIRS = new Set(['node_modules', '.data', 'dist', 'generated', 'coverage']);
 const SOURCE = /\.(ts|js|mjs)$/;
 

@@ -9,7 +9,7 @@
  * when it loaded the version: the goal is latency that follows the matches, not the table.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { RUNNER_AUTH, TEST_RUNNER_TOKEN } from '@uda/test-support/runner-harness';
@@ -56,6 +56,8 @@ interface Point extends Measured {
   rows: number;
   exportSeconds: number;
   kinds: Record<string, Measured>;
+  /** The mix again on a runner with its page cache on (the rows above are uncached). */
+  cached: Measured;
   /** From the runner's `search index loaded` line: megabytes per source, and its RSS then. */
   indexMegabytes: number;
   rssMegabytes: number;
@@ -102,23 +104,38 @@ async function generateAndExport(scale: number, dir: string): Promise<{ rows: nu
   return { rows, exportSeconds: (performance.now() - started) / 1000 };
 }
 
+type Runner = Awaited<ReturnType<typeof startNode>>;
+
+/** A runner over the DATA_DIR `dir`, ready; `cacheBytes` its page cache (0: off). */
+async function startRunner(dir: string, cacheBytes: number): Promise<{ runner: Runner; url: string }> {
+  const runner = await startNode(join(ROOT, 'query-runner/src/main.ts'), {
+    DATA_DIR: dir, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix(), RUNNER_PORT: '0', MANIFEST_POLL_MS: '100', LOG_LEVEL: 'info', RUNNER_TOKEN: TEST_RUNNER_TOKEN,
+    LOOKUP_CACHE_BYTES: String(cacheBytes),
+  }, (l) => l.includes('"event":"listening"'));
+  const url = (JSON.parse(runner.line) as { url: string }).url;
+  // A runner opens a version only once its search index and page store are loaded.
+  await untilReady(url, 600_000);
+  return { runner, url };
+}
+
 /** With `data`, measures the export already published in that DATA_DIR (kept afterwards) instead of building one. */
 async function measureScale(scale: number, duration: number, connections: number, data?: string): Promise<Point> {
   const dir = data ?? (await mkdtemp(join(tmpdir(), `uda-lookup-scale-${scale}-`)));
-  let runner: Awaited<ReturnType<typeof startNode>> | undefined;
+  let runner: Runner | undefined;
   try {
     const { rows, exportSeconds } = data ? { rows: 0, exportSeconds: 0 } : await generateAndExport(scale, dir);
-    runner = await startNode(join(ROOT, 'query-runner/src/main.ts'), {
-      DATA_DIR: dir, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: uniquePrefix(), RUNNER_PORT: '0', MANIFEST_POLL_MS: '100', LOG_LEVEL: 'info', RUNNER_TOKEN: TEST_RUNNER_TOKEN,
-    }, (l) => l.includes('"event":"listening"'));
-    const url = (JSON.parse(runner.line) as { url: string }).url;
-    // A runner opens a version only once its search index and page store are built: ~70 s at scale 1.
-    await untilReady(url, 600_000);
-
-    const overall = await measureMix(url, MIX, duration, connections);
+    // Uncached: the page cache off, so every request is ranked.
+    const uncached = await startRunner(dir, 0);
+    runner = uncached.runner;
+    const overall = await measureMix(uncached.url, MIX, duration, connections);
     const kinds: Record<string, Measured> = {};
-    for (const [kind, mix] of Object.entries(KINDS)) kinds[kind] = await measureMix(url, mix, duration, connections);
-    return { scale, rows, exportSeconds, ...overall, kinds, ...indexMemory(runner.lines) };
+    for (const [kind, mix] of Object.entries(KINDS)) kinds[kind] = await measureMix(uncached.url, mix, duration, connections);
+    const memory = indexMemory(runner.lines);
+    await stopNode(runner.child);
+    const cachedRunner = await startRunner(dir, 64 << 20);
+    runner = cachedRunner.runner;
+    const cached = await measureMix(cachedRunner.url, MIX, duration, connections);
+    return { scale, rows, exportSeconds, ...overall, kinds, cached, ...memory };
   } finally {
     if (runner) await stopNode(runner.child);
     if (!data) await rm(dir, { recursive: true, force: true });
@@ -136,7 +153,9 @@ export async function lookupScalingCurve(scales: readonly number[], duration: nu
   for (const p of points) {
     console.log(row(p, 'all', p));
     for (const [kind, m] of Object.entries(p.kinds)) console.log(row(p, kind, m));
+    console.log(row(p, 'cached', p.cached));
   }
+  console.log(`Rows "all" and per kind: the page cache off (LOOKUP_CACHE_BYTES=0); "cached": the ${MIX.length}-query mix with it on. Load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log('Goal at scale 1: ≥ 2,000 req/s per runner, p99 < 50 ms at 50 connections; index ≤ 600 MiB.');
   console.log(`Command: npm run bench:lookup -- --scales ${scales.join(',')}${data ? ` --data ${data}` : ''}   (BENCH_DURATION_S, BENCH_CONNECTIONS)`);
   if (data) console.log('rows and export s are 0: the export was built beforehand, not by this run.');

@@ -22,7 +22,7 @@ import { describeDatabase, openZip, writeTableFiles, type BulkZip, type TableFil
 import { sampleRss } from './build/peak-rss.ts';
 import { logSink, terminalSink, withProgress, type ProgressSink } from './build/progress.ts';
 import { openRunnerFiles, type RunnerFilesWriter } from './build/runner-files.ts';
-import { buildSearchIndex, SEARCH_SPECS } from './build/search-index.ts';
+import { buildSearchIndex, SEARCH_SPECS } from '@uda/search/index';
 import { allTableSpecs } from './sources.ts';
 import { pruneVersions, removeVersion, switchManifest, versionUploads, type LocalFile, type VersionUploads } from './publish.ts';
 import type { LiveCopyReader } from './ingest/live-copies.ts';

@@ -13,8 +13,9 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { OpenDatabase } from '../src/database-manager.ts';
 import { lookupOn } from '../src/lookups/run-lookup.ts';
-import { rankDocuments } from '../src/lookups/rank.ts';
-import { indexBytes, type SourceIndex, type StoredLookupSource } from '@uda/shared/search-index';
+import { rankDocuments } from '@uda/search/rank';
+import { parseQuery } from '@uda/search/query';
+import { indexBytes, type SourceIndex, type StoredLookupSource } from '@uda/search/index';
 import { loadSearchIndexes } from '../src/lookups/search-index.ts';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 10);
@@ -62,7 +63,7 @@ console.log('source     keywords                total   cpu ms  rank ms  page ms
 /** The CPU of the in-memory ranking alone; the rest of a lookup is reading the page's rows. */
 function rankCpuMs(index: SourceIndex, keywords: string): number {
   const started = process.cpuUsage();
-  for (let i = 0; i < ITERATIONS; i++) rankDocuments(index, keywords, 10, () => undefined);
+  for (let i = 0; i < ITERATIONS; i++) rankDocuments(index, parseQuery(keywords), 10, () => undefined);
   const cpu = process.cpuUsage(started);
   return (cpu.user + cpu.system) / 1000 / ITERATIONS;
 }
@@ -83,7 +84,7 @@ for (const [source, keywords] of QUERIES) {
   const rankMs = rankCpuMs(indexes.get(source)!, keywords);
   rankSum += rankMs;
   rankMax = Math.max(rankMax, rankMs);
-  console.log(`${source.padEnd(10)} ${keywords.padEnd(22)} ${String(first.total).padStart(6)}  ${cpuMs.toFixed(2).padStart(7)}  ${rankMs.toFixed(2).padStart(7)}  ${(cpuMs - rankMs).toFixed(2).padStart(7)}  ${wallMs.toFixed(2).padStart(7)}`);
+  console.log(`${source.padEnd(10)} ${keywords.padEnd(22)} ${String((JSON.parse(first.toString('utf8')) as { total: number }).total).padStart(6)}  ${cpuMs.toFixed(2).padStart(7)}  ${rankMs.toFixed(2).padStart(7)}  ${(cpuMs - rankMs).toFixed(2).padStart(7)}  ${wallMs.toFixed(2).padStart(7)}`);
 }
 const mean = cpuSum / QUERIES.length;
 console.log(`mean ${mean.toFixed(2)} ms CPU per lookup (ranking ${(rankSum / QUERIES.length).toFixed(2)} ms, page ${((cpuSum - rankSum) / QUERIES.length).toFixed(2)} ms): at most ${(1000 / mean).toFixed(0)} lookups/s per core before HTTP; the costliest ranking ${rankMax.toFixed(2)} ms.`);

@@ -7,8 +7,9 @@
  */
 import { DuckDBInstance, INTEGER, LIST, listValue } from '@duckdb/node-api';
 import { referenceRankingSql } from '../test/bm25-sql.ts';
-import { rankDocuments } from '../src/lookups/rank.ts';
-import { indexBytes, loadSourceIndex, pageSql, type StoredLookupSource } from '@uda/shared/search-index';
+import { rankDocuments } from '@uda/search/rank';
+import { parseQuery } from '@uda/search/query';
+import { indexBytes, loadSourceIndex, pageSql, type StoredLookupSource } from '@uda/search/index';
 
 const [path, source, ...words] = process.argv.slice(2) as [string, StoredLookupSource, ...string[]];
 if (!path || !source || words.length === 0) throw new Error('usage: node query-runner/bench/lookup-plan.ts SERVICE_DB SOURCE KEYWORDS...');
@@ -47,7 +48,7 @@ const loadStarted = performance.now();
 const index = (await loadSourceIndex(connection, source))!;
 console.log(`# In-memory index of ${source} loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s: ${(indexBytes(index) / 1e6).toFixed(0)} MB`);
 const rankStarted = process.cpuUsage();
-const ranking = rankDocuments(index, keywords, 10, () => undefined);
+const ranking = rankDocuments(index, parseQuery(keywords), 10, () => undefined);
 const rankCpu = process.cpuUsage(rankStarted);
 console.log(`ranking in memory: ${((rankCpu.user + rankCpu.system) / 1000).toFixed(2)} ms CPU (first run, cold JIT)`);
 const docs = ranking.docs.map((d) => d.doc);

@@ -50,6 +50,9 @@ export const runnerConfigSchema = z.object({
     .default(4)
     .describe('Lookups and sheet searches run at once, on capacity of their own that user SQL cannot take (DECISIONS §4 Fair shares)'),
   MAX_QUEUED_LOOKUPS: int(0, 10_000).default(256).describe('Lookups and sheet searches waiting for their capacity before QUERY_BACKEND_UNAVAILABLE (Retry-After 1)'),
+  LOOKUP_CACHE_BYTES: int(0, 1 << 30)
+    .default(64 << 20)
+    .describe('Bytes of stored-lookup response bodies kept per runner, per (data version, source, limit, terms); 0: every lookup is ranked'),
   RANK_THREADS: optional(int(0, 256)).describe(
     'Threads ranking stored lookups over the shared in-memory index; unset: the cores given (os.availableParallelism()); 0: on the main thread',
   ),

@@ -20,6 +20,7 @@ import { createApp, metricsHandler } from './http/routes.ts';
 import { createLimiter } from './limiter.ts';
 import { createRankPool, type RankPool } from './lookups/rank-pool.ts';
 import { runLookup } from './lookups/run-lookup.ts';
+import { createPageCache } from './lookups/page-cache.ts';
 import { openSearchIndexes } from './lookups/search-index.ts';
 import { searchSheet } from './sheets/search.ts';
 import { type LookupRequest, RUNNER_TOKEN_FILE, type SheetSearchRequest } from '@uda/shared/runner-contract';
@@ -106,7 +107,8 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
   });
   let accepting = true;
   const separateMetrics = config.RUNNER_METRICS_PORT !== undefined;
-  const lookup = (request: LookupRequest) => runLookup({ databases, limiter: ownWork, timeoutMs: limits.timeoutMs, ranker }, request);
+  const lookupCache = createPageCache(config.LOOKUP_CACHE_BYTES);
+  const lookup = (request: LookupRequest) => runLookup({ databases, limiter: ownWork, timeoutMs: limits.timeoutMs, ranker, cache: lookupCache }, request);
   const sheetSearch = (request: SheetSearchRequest) =>
     searchSheet({ store, databases, limiter: ownWork, sandboxLimits, scratchDir, timeoutMs: limits.timeoutMs }, request);
   const app = createApp({

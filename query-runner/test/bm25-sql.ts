@@ -1,12 +1,13 @@
 /**
  * The stored lookups' ranking as one DuckDB SQL query over the index tables: the runner's first
- * implementation, kept as the reference the in-memory ranking (`src/lookups/rank.ts`) is compared
+ * implementation, kept as the reference the in-memory ranking (`@uda/search/rank`) is compared
  * with on random queries (`rank.agrees.test.ts`). It states the rules declaratively: a term's
  * postings are the range `[term, term ‖ U+10FFFF]` of the sorted `term` column (a whole term
- * only below MIN_PREFIX), summed per document; every term must match; BM25 within tiers.
+ * for the last word typed, a whole term for the others), summed per document; every term must
+ * match; the tiers, then the fewest words outside the primary fields, then BM25.
  */
-import { searchTable } from '@uda/shared/search';
-import { K1, matchesAsPrefix, PREFIX_WEIGHT, queryTerms, titlePhrase } from '../src/lookups/query-terms.ts';
+import { searchTable } from '@uda/search/index';
+import { K1, matchesAsPrefix, parseQuery, PREFIX_WEIGHT, titlePhrase } from '@uda/search/query';
 
 export interface ReferenceQuery {
   readonly sql: string;
@@ -17,8 +18,8 @@ export interface ReferenceQuery {
 const MAX_CHAR = '\u{10FFFF}';
 
 /** One query term's postings, summed per document: `(i, doc, tf, whole, norm)`. */
-function termHits(postings: string, term: string, i: number): ReferenceQuery {
-  const upTo = matchesAsPrefix(term) ? term + MAX_CHAR : term;
+function termHits(postings: string, term: string, i: number, prefix: boolean): ReferenceQuery {
+  const upTo = prefix ? term + MAX_CHAR : term;
   return {
     sql: `SELECT ${i} AS i, doc,
              sum(CASE WHEN term = ? THEN tf ELSE tf * ${PREFIX_WEIGHT} END) AS tf,
@@ -34,22 +35,23 @@ function termHits(postings: string, term: string, i: number): ReferenceQuery {
  * keywords as terms; the runner compares stems, so its test passes both stemmed.
  */
 export function referenceRankingSql(source: string, keywords: string, limit: number, titles = searchTable(source, 'titles'), phrase = titlePhrase(keywords)): ReferenceQuery | undefined {
-  const terms = queryTerms(keywords);
+  const query = parseQuery(keywords);
+  const terms = query.words;
   if (terms.length === 0) return undefined;
-  const hits = terms.map((term, i) => termHits(searchTable(source, 'postings'), term, i));
+  const hits = terms.map((term, i) => termHits(searchTable(source, 'postings'), term, i, matchesAsPrefix(query, term)));
   return {
     sql: `WITH hits AS (${hits.map((h) => h.sql).join(' UNION ALL ')}),
       scored AS (
-        SELECT doc, bool_and(whole) AS whole,
+        SELECT doc, bool_and(whole) AS whole, count(*) FILTER (WHERE NOT whole) AS outside,
                sum(ln(1 + (s.documents - df + 0.5) / (df + 0.5)) * tf * ${K1 + 1} / (tf + norm)) AS score
         FROM (SELECT *, count(*) OVER (PARTITION BY i) AS df FROM hits) CROSS JOIN ${searchTable(source, 'stats')} s
         GROUP BY doc HAVING count(*) = ${terms.length}),
       titled AS (
         SELECT doc, min(CASE WHEN title = ? THEN 0 ELSE 1 END) AS tier FROM ${titles}
         WHERE title >= ? AND title <= ? GROUP BY doc)
-      SELECT m.doc, coalesce(t.tier, CASE WHEN m.whole THEN 2 ELSE 3 END)::INTEGER AS tier, m.score, count(*) OVER () AS total
+      SELECT m.doc, coalesce(t.tier, CASE WHEN m.whole THEN 2 ELSE 3 END)::INTEGER AS tier, m.outside::INTEGER AS outside, m.score, count(*) OVER () AS total
       FROM scored m LEFT JOIN titled t ON t.doc = m.doc
-      ORDER BY tier, score DESC, m.doc
+      ORDER BY tier, outside, score DESC, m.doc
       LIMIT ?`,
     params: [...hits.flatMap((h) => h.params), phrase, phrase, `${phrase} ${MAX_CHAR}`, limit],
   };

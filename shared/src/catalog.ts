@@ -146,6 +146,13 @@ export function sourceOfTable(table: string): Source | undefined {
   return source?.tables.some((t) => t.name === table.toLowerCase()) ? source : undefined;
 }
 
+/**
+ * The lookups' search index tables in `service.db` start with this prefix (`@uda/search/index`
+ * names them), which no catalog table has: they map to no source, are not billed, and SQL may not
+ * read them.
+ */
+export const SEARCH_TABLE_PREFIX = '_search_';
+
 export function allTables(): string[] {
   return SOURCES.flatMap((s) => s.tables.map((t) => t.name));
 }

@@ -39,7 +39,7 @@ export const RUNNER_FILE_NAME = /^runner\/[a-z0-9-]+\.(bin|jsonl)$/;
 
 /**
  * A file only the runners read: the lookups' index and page files the exporter builds from
- * `service.db` (`@uda/shared/search-index`). They are not exports: they are kept out of `files`,
+ * `service.db` (`@uda/search/index`). They are not exports: they are kept out of `files`,
  * which is what the export routes serve, and a reader that does not know them ignores them.
  */
 export const runnerFileSchema = z.object({

@@ -7,11 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { searchTable } from '@uda/shared/search';
 import { allTableSpecs } from '../sources.ts';
 import { loadTable } from './database.ts';
-import { buildSearchIndex, SEARCH_SPECS, type IndexSlicing } from './search-index.ts';
-import type { SearchSpec } from './search-spec.ts';
+import { buildSearchIndex, SEARCH_SPECS, searchTable, type IndexSlicing, type SearchSpec } from '@uda/search/index';
 
 const DATA = join(import.meta.dirname, '..', '..', 'data');
 const KINDS = ['docs', 'postings', 'titles', 'stats', 'idterms'] as const;

@@ -7,7 +7,7 @@
 import express from 'express';
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { Logger } from '@uda/shared/logger';
-import { lookupRequestSchema, lookupResponseSchema, queryResultHeadSchema, RESULT_ENVELOPE_TYPE, resultFormatSchema, runQueryRequestSchema } from '@uda/shared/runner-contract';
+import { lookupRequestSchema, queryResultHeadSchema, RESULT_ENVELOPE_TYPE, resultFormatSchema, runQueryRequestSchema } from '@uda/shared/runner-contract';
 import { jsonWithRawField } from '@uda/shared/raw-json';
 import { sheetSearchRequestSchema, sheetSearchResponseSchema } from '@uda/shared/runner-contract';
 import type { SheetSearchRequest, SheetSearchResponse } from '@uda/shared/runner-contract';
@@ -16,7 +16,7 @@ import { ObjectStoreError } from '@uda/shared/object-store';
 import { RunnerError, SANDBOX_REFUSAL_MESSAGE, unavailableError } from '../errors.ts';
 import type { RunnerMetrics } from '../metrics.ts';
 import type { QueryService, ServedResult } from '../query-service.ts';
-import type { LookupRequest, LookupResponse, QueryResultHead } from '@uda/shared/runner-contract';
+import type { LookupRequest, QueryResultHead } from '@uda/shared/runner-contract';
 import { requireRunnerToken } from './runner-token.ts';
 
 export interface AppDeps {
@@ -27,7 +27,8 @@ export interface AppDeps {
   /** False once SIGTERM arrived: new queries are refused so the pod drains. */
   readonly accepting: () => boolean;
   readonly serveMetrics: boolean;
-  readonly lookup: (request: LookupRequest) => Promise<LookupResponse>;
+  /** The response body, `{"results":[…],"total":n}`, as bytes. */
+  readonly lookup: (request: LookupRequest) => Promise<Buffer>;
   readonly sheetSearch: (request: SheetSearchRequest) => Promise<SheetSearchResponse>;
   /** The bearer token every caller but the probes sends. */
   readonly token: string;
@@ -62,7 +63,8 @@ export function createApp(deps: AppDeps): express.Express {
     if (!deps.accepting()) throw new RunnerError('QUERY_BACKEND_UNAVAILABLE', 'The query runner is shutting down.', 1);
     const parsed = lookupRequestSchema.safeParse(req.body);
     if (!parsed.success) throw new RunnerError('QUERY_INVALID', `Invalid request: ${z.prettifyError(parsed.error)}`);
-    res.json(lookupResponseSchema.parse(await deps.lookup(parsed.data)));
+    // The body's rows are spliced in as stored JSON (`run-lookup.ts`): sent as the bytes they are.
+    res.type('application/json').send(await deps.lookup(parsed.data));
   });
   app.post('/v1/sheets/search', async (req, res) => {
     if (!deps.accepting()) throw new RunnerError('QUERY_BACKEND_UNAVAILABLE', 'The query runner is shutting down.', 1);

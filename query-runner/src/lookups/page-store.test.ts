@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { STORED_SOURCES } from '@uda/shared/runner-contract';
 import { startExportedRunner, type ExportedRunner } from '../../test/exported-runner.ts';
 import { jsonValue } from '@uda/shared/duckdb';
-import { readPage } from './page-store.ts';
+import { readPageJson } from './page-store.ts';
 import { searchIndexesOf, type SearchIndexes } from './search-index.ts';
-import { PAGE_DOC, pageSql } from '@uda/shared/search-index';
+import { PAGE_DOC, pageSql } from '@uda/search/index';
 
 let served: ExportedRunner;
 let connection: DuckDBConnection;
@@ -43,7 +43,7 @@ describe('the page store', () => {
       const documents = indexes.get(source)!.documents;
       // The first, last and spread documents, out of order, as a ranking returns them.
       const docs = [...new Set([documents, 1, Math.ceil(documents / 2), Math.ceil(documents / 3), 2].filter((d) => d >= 1 && d <= documents))];
-      const stored = readPage(indexes.pages(source)!, docs);
+      const stored = JSON.parse(readPageJson(indexes.pages(source)!, docs).toString('utf8')) as Record<string, unknown>[];
       const expected = await sqlRows(source, docs);
       expect(stored).toEqual(expected);
       expect(stored.map((row) => Object.keys(row))).toEqual(expected.map((row) => Object.keys(row)));

@@ -14,7 +14,7 @@ import { createRankPool, type RankPool } from './rank-pool.ts';
 import { JUDGEMENTS } from './relevance.judgments.ts';
 import { lookupOn } from './run-lookup.ts';
 import { searchIndexesOf } from './search-index.ts';
-import { type StoredLookupSource, textAt, textCount } from '@uda/shared/search-index';
+import { type StoredLookupSource, textAt, textCount } from '@uda/search/index';
 import { seeded } from '../../test/seeded.ts';
 
 const SEEDED_PER_SOURCE = 40;
@@ -65,7 +65,8 @@ describe('ranking in threads', () => {
 
   it('a lookup out of time fails with QUERY_TIMEOUT, and the next one answers', async () => {
     await expect(lookupOn(database, { source: 'gutenberg', keywords: 'the', limit: 10 }, 0, ranker)).rejects.toMatchObject({ code: 'QUERY_TIMEOUT' });
-    const { results } = await lookupOn(database, { source: 'gutenberg', keywords: 'the art of war', limit: 5 }, TIMEOUT_MS, ranker);
+    const body = await lookupOn(database, { source: 'gutenberg', keywords: 'the art of war', limit: 5 }, TIMEOUT_MS, ranker);
+    const { results } = JSON.parse(body.toString('utf8')) as { results: { title: string }[] };
     expect(results[0]!.title).toBe('The Art of War');
   });
 

@@ -3,7 +3,7 @@
  * CPU work, so on the main thread it used one core and held the event loop, and every lookup behind
  * it (HTTP, page reads, JSON) waited its turn. The threads read the versions' index arrays, which
  * live on SharedArrayBuffers (`search-index.ts`), without copying them; the main thread keeps HTTP
- * and the page reads and exchanges a small message per lookup (the words in; the total and the
+ * and the page reads and exchanges a small message per lookup (the terms in; the total and the
  * page's documents out).
  *
  * Each thread ranks one lookup at a time; the others wait in a FIFO queue here, bounded (a full
@@ -15,12 +15,13 @@
 import { Worker } from 'node:worker_threads';
 import { DeadlineExceeded } from '@uda/shared/duckdb';
 import { unavailableError } from '../errors.ts';
-import type { SourceIndex, StoredLookupSource } from '@uda/shared/search-index';
+import type { SourceIndex, StoredLookupSource } from '@uda/search/index';
+import type { ParsedQuery } from '@uda/search/query';
 import type { SearchIndexes } from './search-index.ts';
 
 /** To a thread: a lookup to rank (with the index's arrays the first time), or an index to drop. */
 export type ToRankThread =
-  | { kind: 'rank'; task: number; key: number; index?: SourceIndex; keywords: string; limit: number; remainingMs: number }
+  | { kind: 'rank'; task: number; key: number; index?: SourceIndex; query: ParsedQuery; limit: number; remainingMs: number }
   | { kind: 'drop'; key: number };
 
 export type RankReply =
@@ -42,7 +43,7 @@ export interface LookupDeadline {
 
 export interface RankPool {
   readonly threads: number;
-  rank(indexes: SearchIndexes, source: StoredLookupSource, keywords: string, limit: number, deadline: LookupDeadline): Promise<PageRanking>;
+  rank(indexes: SearchIndexes, source: StoredLookupSource, query: ParsedQuery, limit: number, deadline: LookupDeadline): Promise<PageRanking>;
   /** Indexes some thread holds (for the version swap's check that a closed version is dropped). */
   readonly heldIndexes: number;
   /** Refuses the queued lookups, then stops the threads (the runner first waits for lookups to end). */
@@ -53,7 +54,7 @@ interface Task {
   readonly id: number;
   readonly key: number;
   readonly index: SourceIndex;
-  readonly keywords: string;
+  readonly query: ParsedQuery;
   readonly limit: number;
   readonly deadline: LookupDeadline;
   resolve(ranking: PageRanking): void;
@@ -140,7 +141,7 @@ export function createRankPool(threads: number, maxQueued: number): RankPool {
     thread.holds.add(task.key);
     const remainingMs = task.deadline.expiresAt - performance.now();
     thread.worker.postMessage({
-      kind: 'rank', task: task.id, key: task.key, index: first ? task.index : undefined, keywords: task.keywords, limit: task.limit, remainingMs,
+      kind: 'rank', task: task.id, key: task.key, index: first ? task.index : undefined, query: task.query, limit: task.limit, remainingMs,
     } satisfies ToRankThread);
   };
 
@@ -170,14 +171,14 @@ export function createRankPool(threads: number, maxQueued: number): RankPool {
     get heldIndexes() {
       return held.size;
     },
-    rank(indexes, source, keywords, limit, deadline) {
+    rank(indexes, source, query, limit, deadline) {
       const index = indexes.get(source);
       if (!index) return Promise.reject(unavailableError(`The ${source} source has no search index in the current data version.`));
       if (closing) return Promise.reject(stoppedError());
       if (pool.length === 0) return Promise.reject(new Error('no ranking thread could start'));
       if (queue.length >= maxQueued) return Promise.reject(queueFullError());
       return new Promise<PageRanking>((resolve, reject) => {
-        queue.push({ id: nextTask++, key: keyOf(indexes, index), index, keywords, limit, deadline, resolve, reject });
+        queue.push({ id: nextTask++, key: keyOf(indexes, index), index, query, limit, deadline, resolve, reject });
         dispatch();
       });
     },

@@ -6,9 +6,9 @@
 import { parentPort } from 'node:worker_threads';
 import { DeadlineExceeded } from '@uda/shared/duckdb';
 import { deadlineCheck } from '../deadline.ts';
-import { rankDocuments } from './rank.ts';
+import { rankDocuments } from '@uda/search/rank';
 import type { RankReply, ToRankThread } from './rank-pool.ts';
-import type { SortedTexts, SourceIndex } from '@uda/shared/search-index';
+import type { SortedTexts, SourceIndex } from '@uda/search/index';
 
 const indexes = new Map<number, SourceIndex>();
 
@@ -27,7 +27,7 @@ function rank(message: Extract<ToRankThread, { kind: 'rank' }>): RankReply {
     const checkDeadline = deadlineCheck(message.remainingMs);
     // Checked once before the work, so a lookup out of time never answers, however little its ranking reads.
     checkDeadline();
-    const ranking = rankDocuments(index, message.keywords, message.limit, checkDeadline);
+    const ranking = rankDocuments(index, message.query, message.limit, checkDeadline);
     return { task: message.task, total: ranking.total, docs: ranking.docs.map((ranked) => ranked.doc) };
   } catch (error) {
     if (error instanceof DeadlineExceeded) return { task: message.task, timedOut: true };

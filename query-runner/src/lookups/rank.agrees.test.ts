@@ -19,10 +19,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { STORED_SOURCES } from '@uda/shared/runner-contract';
 import { referenceRankingSql } from '../../test/bm25-sql.ts';
 import { startExportedRunner, type ExportedRunner } from '../../test/exported-runner.ts';
-import { AS_TYPED, rankDocuments, type RankedDoc } from './rank.ts';
-import { titlePhrase } from './query-terms.ts';
-import { stemPhrase, textAt, textCount, type SourceIndex } from '@uda/shared/search-index';
-import { searchTable } from '@uda/shared/search';
+import { rankDocuments, type RankedDoc } from '@uda/search/rank';
+import { AS_TYPED, parseQuery, titlePhrase } from '@uda/search/query';
+import { searchTable, textAt, textCount, type SourceIndex } from '@uda/search/index';
+import { stemPhrase } from '@uda/search/vocabulary';
 import { searchIndexesOf } from './search-index.ts';
 import { seeded } from '../../test/seeded.ts';
 
@@ -93,8 +93,8 @@ function randomQuery(index: SourceIndex, titles: readonly string[], random: () =
 async function reference(source: string, keywords: string, limit: number): Promise<{ total: number; docs: RankedDoc[] }> {
   const query = referenceRankingSql(source, keywords, limit, stemmedTitles(source), stemPhrase(titlePhrase(keywords), new Map()))!;
   const reader = await connection.runAndReadAll(query.sql, query.params);
-  const rows = reader.getRowObjectsJS() as { doc: number; tier: number; score: number; total: bigint }[];
-  return { total: Number(rows[0]?.total ?? 0), docs: rows.map(({ doc, tier, score }) => ({ doc, typos: 0, tier, stems: 0, score })) };
+  const rows = reader.getRowObjectsJS() as { doc: number; tier: number; outside: number; score: number; total: bigint }[];
+  return { total: Number(rows[0]?.total ?? 0), docs: rows.map(({ doc, tier, outside, score }) => ({ doc, typos: 0, tier, outside, stems: 0, score })) };
 }
 
 /**
@@ -107,7 +107,8 @@ function disagreements(memory: readonly RankedDoc[], sql: readonly RankedDoc[], 
   const near = (a: number, b: number) => Math.abs(a - b) <= NEAR * Math.max(1, Math.abs(b));
   return memory.flatMap((m, i) => {
     const s = page[i]!;
-    if (m.tier === s.tier && near(m.score, s.score) && (m.doc === s.doc || sql.some((o) => o.doc === m.doc && o.tier === m.tier && near(o.score, m.score)))) return [];
+    const same = (o: RankedDoc) => o.tier === m.tier && o.outside === m.outside && near(o.score, m.score);
+    if (same(s) && (m.doc === s.doc || sql.some((o) => o.doc === m.doc && same(o)))) return [];
     return [`#${i}: memory ${JSON.stringify(m)}, SQL ${JSON.stringify(s)}`];
   });
 }
@@ -122,7 +123,7 @@ describe('the in-memory ranking agrees with the SQL reference', () => {
       for (let q = 0; q < QUERIES_PER_SOURCE; q++) {
         const keywords = randomQuery(index, titlesOf.get(source)!, random);
         const limit = 1 + Math.floor(random() * 50);
-        const memory = rankDocuments(index, keywords, limit, () => undefined, AS_TYPED);
+        const memory = rankDocuments(index, parseQuery(keywords), limit, () => undefined, AS_TYPED);
         const sql = await reference(source, keywords, limit + PAST_PAGE);
         if (memory.total > 0) matched++;
         const differences = memory.total === sql.total ? disagreements(memory.docs, sql.docs, limit) : [`total ${memory.total} in memory, ${sql.total} in SQL`];

@@ -64,6 +64,10 @@ export const JUDGEMENTS: Readonly<Record<'gutenberg' | 'census' | 'food' | 'pwc'
       { keywords: 'anne of green-gables', relevant: [45], kind: 'punctuation' },
       { keywords: 'darkness conrad', relevant: [219, 526], kind: 'partial' },
       { keywords: 'snark', relevant: [13], kind: 'partial' },
+      // Typed so far: the last word is still being typed, and matches as the start of a word.
+      { keywords: 'frankenst', relevant: [84], kind: 'partial' },
+      { keywords: 'pride and prej', relevant: [1342], kind: 'partial' },
+      { keywords: 'sleepy hol', relevant: [41], kind: 'partial' },
       { keywords: 'the art of war by sun tzu', relevant: [132], kind: 'extra' },
     ],
   },
@@ -93,6 +97,7 @@ export const JUDGEMENTS: Readonly<Record<'gutenberg' | 'census' | 'food' | 'pwc'
       { keywords: 'newyork', relevant: ['New York'], kind: 'space' },
       { keywords: 'miami dade', relevant: ['Miami-Dade County, Florida'], kind: 'punctuation' },
       { keywords: 'cook illinois', relevant: ['Cook County, Illinois'], kind: 'partial' },
+      { keywords: 'californ', relevant: ['California'], kind: 'partial' },
       { keywords: 'st louis missouri', relevant: ['St. Louis County, Missouri', 'St. Louis city, Missouri'], kind: 'abbreviation' },
     ],
   },
@@ -113,6 +118,10 @@ export const JUDGEMENTS: Readonly<Record<'gutenberg' | 'census' | 'food' | 'pwc'
       { keywords: 'mozzarella whole milk', relevant: [9001026] },
       { keywords: 'ground beef 80% lean raw', relevant: [9023572] },
       { keywords: 'plain yogurt whole milk', relevant: [9001116] },
+      // The food first: USDA names the food before its qualifiers, and a query naming a food wants it, not foods prepared with it.
+      { keywords: '2% milk', relevant: [9001079, 9001081] },
+      { keywords: 'sheep milk', relevant: [9001109] },
+      { keywords: 'goat milk', relevant: [9001106] },
       { keywords: 'peach raw', relevant: [9009236], kind: 'plural' },
       { keywords: 'onion raw', relevant: [9011282], kind: 'plural' },
       { keywords: 'lemon raw', relevant: [9009150], kind: 'plural' },
@@ -127,6 +136,7 @@ export const JUDGEMENTS: Readonly<Record<'gutenberg' | 'census' | 'food' | 'pwc'
       { keywords: "o'brien potatoes", relevant: [9011397], kind: 'punctuation' },
       { keywords: 'obrien potatoes', relevant: [9011397], kind: 'punctuation' },
       { keywords: 'peanutbutter smooth', relevant: [9016398], kind: 'space' },
+      { keywords: 'atlantic salm', relevant: [9015237], kind: 'partial' },
     ],
   },
   pwc: {

@@ -10,9 +10,9 @@ import { dirname, join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { STORED_SOURCES } from '@uda/shared/runner-contract';
-import type { SourceIndex } from '@uda/shared/search-index';
+import type { SourceIndex } from '@uda/search/index';
 import { startExportedRunner, type ExportedRunner } from '../../test/exported-runner.ts';
-import { readPage } from './page-store.ts';
+import { readPageJson } from './page-store.ts';
 import { loadSearchIndexes, searchIndexesOf, type SearchIndexes } from './search-index.ts';
 
 let withFiles: ExportedRunner;
@@ -69,7 +69,7 @@ describe('where the lookup index comes from', () => {
           const [a, b] = [loaded.get(source)!, built.get(source)!];
           expect({ source, documents: a.documents, differing: differingArrays(a, b) }).toEqual({ source, documents: b.documents, differing: [] });
           const docs = Array.from({ length: a.documents }, (_, i) => i + 1);
-          expect(readPage(loaded.pages(source)!, docs)).toEqual(readPage(built.pages(source)!, docs));
+          expect(readPageJson(loaded.pages(source)!, docs)).toEqual(readPageJson(built.pages(source)!, docs));
         }
         built.close();
       } finally {

@@ -1,5 +1,5 @@
 /**
- * The stored sources' search index in memory (`@uda/shared/search-index`: the arrays and their
+ * The stored sources' search index in memory (`@uda/search/index`: the arrays and their
  * layout), one per database version, with the version's page store (`page-store.ts`), loaded when
  * the version is opened, before it is swapped in. Ranking a lookup in DuckDB cost ~22 ms of CPU at
  * scale 1 (hash aggregates, a window and joins over the query terms' postings on every request);
@@ -14,7 +14,7 @@
 import { access, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
-import { buildSourceFiles, indexBytes, INDEX_FILE_NAME, readIndexFile, type SourceFiles, type SourceIndex, type StoredLookupSource } from '@uda/shared/search-index';
+import { buildSourceFiles, indexBytes, INDEX_FILE_NAME, readIndexFile, type SourceFiles, type SourceIndex, type StoredLookupSource } from '@uda/search/index';
 import type { OpenDatabase, VersionResource } from '../database-manager.ts';
 import { openSandbox, type SandboxLimits } from '../sandbox.ts';
 import { closePageStore, openPageStore, type PageStore } from './page-store.ts';

@@ -8,7 +8,7 @@ import { createTestBucket, type TestBucket } from '@uda/test-support/s3';
 import { buildFixtureDb, publishDatabase, tempPath, writeParquet } from '@uda/test-support/runner-fixtures';
 import { RUNNER_AUTH, redisPrefix, runnerEnv, startInProcess } from '@uda/test-support/runner-harness';
 import type { StartedRunner } from '../runner.ts';
-import { likePattern } from './search.ts';
+import { likePattern } from '@uda/search/sheets';
 
 let bucket: TestBucket;
 let runner: StartedRunner;

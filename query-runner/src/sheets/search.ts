@@ -19,12 +19,12 @@ import type { SheetSearchRequest, SheetSearchResponse } from '@uda/shared/runner
 import type { DatabaseManager } from '../database-manager.ts';
 import { RunnerError, unavailableError } from '../errors.ts';
 import { deadlineCheck, runnerErrorOf } from '../deadline.ts';
-import { jsonValue, quoteIdent, quoteLiteral, withDeadline } from '@uda/shared/duckdb';
+import { jsonValue, quoteIdent, withDeadline } from '@uda/shared/duckdb';
 import type { Limiter } from '../limiter.ts';
-import { searchTermsSql } from '@uda/shared/search';
-import { queryTerms, typoBudget } from '../lookups/query-terms.ts';
-import { prefixRange, type SortedTexts, SortedTextsBuilder, stemOf, textAt } from '@uda/shared/search-index';
-import { typoMatches } from '../lookups/typos.ts';
+import { searchTermsSql } from '@uda/search/vocabulary';
+import { queryTerms } from '@uda/search/query';
+import { type SortedTexts, SortedTextsBuilder } from '@uda/search/index';
+import { distanceSql, likePattern, sheetWordTerms } from '@uda/search/sheets';
 import { openSheetSandbox } from '../sandbox.ts';
 import type { SandboxLimits } from '../sandbox.ts';
 
@@ -70,39 +70,6 @@ async function download(store: ObjectStore, key: string, folder: string): Promis
   return path;
 }
 
-/** `LIKE` wildcards in the text are literal: the search is a plain substring match. */
-export function likePattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
-/** A word's accepted terms by distance: [exact, same stem, one typo, two typos]. */
-export type WordTerms = readonly [string[], string[], string[], string[]];
-
-/**
- * The sheet's terms with the stem `stem`. A Porter2 stem is its word's start, save a last `y` made
- * `i` ("strawberry" is `strawberri`), so the terms starting with the stem less its last letter hold
- * them all: the dictionary is read over that range only, not stemmed whole.
- */
-function termsWithStem(terms: SortedTexts, stem: string): string[] {
-  const [first, end] = prefixRange(terms, Buffer.from(stem.slice(0, Math.max(1, stem.length - 1)), 'utf8'));
-  const found: string[] = [];
-  for (let t = first; t < end; t++) if (stemOf(textAt(terms, t)) === stem) found.push(textAt(terms, t));
-  return found;
-}
-
-/** What each query word accepts among the sheet's distinct terms (sorted by UTF-8 bytes). */
-export function sheetWordTerms(terms: SortedTexts, words: readonly string[], checkDeadline: () => void): WordTerms[] {
-  return words.map((word) => {
-    const sameStem = termsWithStem(terms, stemOf(word)).filter((term) => term !== word);
-    // A typo's other forms count as the typo (as in the stored lookups): "strawbery" finds "strawberries".
-    const typos = typoMatches(terms, word, typoBudget(word), checkDeadline).flatMap((m) =>
-      termsWithStem(terms, stemOf(textAt(terms, m.term))).map((term) => ({ term, typos: m.typos })));
-    const known = new Set([word, ...sameStem]);
-    const within = (n: number) => [...new Set(typos.filter((m) => m.typos === n && !known.has(m.term)).map((m) => m.term))];
-    return [[word], sameStem, within(1), within(2)] as const satisfies WordTerms;
-  });
-}
-
 /** The distinct terms of the text columns, as a sorted dictionary. */
 async function sheetTerms(connection: DuckDBConnection, text: string): Promise<SortedTexts> {
   const reader = await connection.runAndReadAll(
@@ -112,14 +79,6 @@ async function sheetTerms(connection: DuckDBConnection, text: string): Promise<S
   const builder = new SortedTextsBuilder(rows.length, rows.reduce((sum, term) => sum + Buffer.byteLength(term), 0));
   for (const term of rows) builder.append(term);
   return builder.finish();
-}
-
-const termList = (terms: readonly string[]) => `[${terms.map(quoteLiteral).join(', ')}]::VARCHAR[]`;
-
-/** A word's distance in a row (0 exact … 3 two typos), NULL when the row lacks it. */
-function distanceSql(word: WordTerms): string {
-  const cases = word.flatMap((terms, distance) => (terms.length ? [`WHEN list_has_any(_terms, ${termList(terms)}) THEN ${distance}`] : []));
-  return `CASE ${cases.join(' ')} END`;
 }
 
 /** The rows matching the text; `checkDeadline` bounds the work between the queries, which the deadline's interrupt may miss. */

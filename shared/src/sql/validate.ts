@@ -2,7 +2,7 @@
  * The SQL validator shared by the API (to fail fast) and the runner (always, before it runs
  * anything). It sits on top of the runner's DuckDB sandbox, never instead of it (DECISIONS §6).
  */
-import { SEARCH_TABLE_PREFIX } from '../search.ts';
+import { SEARCH_TABLE_PREFIX } from '../catalog.ts';
 import { checkSqlText, ONLY_SELECT_MESSAGE } from './text-rules.ts';
 import {
   isAllowedFunction,

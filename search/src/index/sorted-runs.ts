@@ -7,7 +7,7 @@
  * `ORDER BY` over every row would hold (or spill) them all.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteIdent, quoteLiteral } from './database.ts';
+import { quoteIdent, quoteLiteral } from '@uda/shared/duckdb';
 
 /** Keys sampled to place the bounds: ranges then come within a few per cent of their target size. */
 const SAMPLE_ROWS = 100_000;

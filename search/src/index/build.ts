@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { STORED_SOURCES } from '../runner-contract.ts';
+import { STORED_SOURCES } from '@uda/shared/runner-contract';
 import type { SourceFiles } from './index-file.ts';
 import type { StoredLookupSource } from './page-sql.ts';
 import { pagesFileName, renderPages } from './pages.ts';

@@ -1,5 +1,5 @@
 /**
- * What a source's search index is made of (`SEARCH_SPECS` in `search-index.ts` lists them): the
+ * What a source's search index is made of (`SEARCH_SPECS` in `specs.ts` lists them): the
  * documents, their fields with their BM25 weights, the tie order and the titles.
  */
 

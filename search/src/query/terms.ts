@@ -1,13 +1,14 @@
 /**
- * The stored lookups' matching rules, shared by the ranking (`rank.ts`) and the SQL reference it is
+ * The stored lookups' matching rules, shared by the ranking (`../rank/`) and the SQL reference it is
  * tested against (`test/bm25-sql.ts`).
  *
  * Matching: the keywords' terms (letters and digits, case and accents folded, at most MAX_TERMS)
- * must each be in a document, as a whole term or, for terms of MIN_PREFIX or more characters, as
- * the start of one ("war" finds "Warden"). A term matched only as a prefix counts PREFIX_WEIGHT of
- * a whole-term match in BM25.
+ * must each be in a document, as a whole term or, for the last word typed when it has MIN_PREFIX
+ * or more characters, as the start of one ("the art of war" finds "Warden" only through its last
+ * word: people type a query left to right, and only the word still being typed is unfinished). A
+ * term matched only as a prefix counts PREFIX_WEIGHT of a whole-term match in BM25.
  */
-import { searchTerms } from '@uda/shared/search';
+import { searchTerms } from '../vocabulary/terms.ts';
 
 export const MAX_TERMS = 8;
 /** Shorter terms match whole terms only: a one- or two-letter prefix would read most of the index. */
@@ -17,9 +18,25 @@ export const PREFIX_WEIGHT = 0.5;
 /** BM25's k1; the exporter folds k1 and b into each document's `norm`. */
 export const K1 = 1.2;
 
+/** A lookup's keywords, split into terms once on its way through the runner. */
+export interface ParsedQuery {
+  /** The distinct terms, in keyword order, at most MAX_TERMS: each must match. */
+  readonly words: readonly string[];
+  /** Every term in order, beyond MAX_TERMS too: compared with titles for the exact and prefix tiers. */
+  readonly phrase: readonly string[];
+  /** The last term typed, the one word that may match as a prefix (when long enough), or undefined. */
+  readonly typing: string | undefined;
+}
+
+export function parseQuery(keywords: string): ParsedQuery {
+  const phrase = searchTerms(keywords);
+  const last = phrase.at(-1);
+  return { words: [...new Set(phrase)].slice(0, MAX_TERMS), phrase, typing: last !== undefined && last.length >= MIN_PREFIX ? last : undefined };
+}
+
 /** The query's distinct terms, in keyword order. */
 export function queryTerms(keywords: string): string[] {
-  return [...new Set(searchTerms(keywords))].slice(0, MAX_TERMS);
+  return [...parseQuery(keywords).words];
 }
 
 /** The text compared with titles for the exact and prefix tiers: every word, beyond MAX_TERMS too. */
@@ -27,8 +44,9 @@ export function titlePhrase(keywords: string): string {
   return searchTerms(keywords).join(' ');
 }
 
-export function matchesAsPrefix(term: string): boolean {
-  return term.length >= MIN_PREFIX;
+/** Whether `word` of `query` may match the terms it starts: only the last word typed does. */
+export function matchesAsPrefix(query: ParsedQuery, word: string): boolean {
+  return word === query.typing;
 }
 
 /**

@@ -5,19 +5,9 @@
  * (' or ’) joins what it separates instead of splitting it: "McDonald's" is `mcdonalds`, as people
  * type it with or without the apostrophe.
  *
- * The two forms must agree, or a query term never meets its postings; `search.test.ts` in the
- * exporter compares them on the same strings through DuckDB.
+ * The two forms must agree, or a query term never meets its postings; `index/tables.test.ts`
+ * compares them on the same strings through DuckDB.
  */
-
-/** Index table names start with this prefix, which no catalog table has (see `sourceOfTable`). */
-export const SEARCH_TABLE_PREFIX = '_search_';
-
-export type SearchTableKind = 'docs' | 'postings' | 'titles' | 'stats' | 'idterms';
-
-/** `_search_gutenberg_postings` and so on: one set of index tables per stored source. */
-export function searchTable(source: string, kind: SearchTableKind): string {
-  return `${SEARCH_TABLE_PREFIX}${source}_${kind}`;
-}
 
 /** Removed before splitting, so they join the letters around them (the SQL form doubles the quote). */
 const APOSTROPHES = /['\u2019]/g;

@@ -4,8 +4,8 @@
  * for every document into the version's page files; the runner's ranking picks the page's documents. The result shapes are documented in the README ("Lookup
  * results") and pinned by tests.
  */
-import type { STORED_SOURCES } from '../runner-contract.ts';
-import { searchTable } from '../search.ts';
+import type { STORED_SOURCES } from '@uda/shared/runner-contract';
+import { searchTable } from './table-names.ts';
 
 export type StoredLookupSource = (typeof STORED_SOURCES)[number];
 

@@ -11,8 +11,8 @@
  */
 import { open } from 'node:fs/promises';
 import type { DuckDBConnection, DuckDBDataChunk } from '@duckdb/node-api';
-import { jsonValue } from '../duckdb/json-values.ts';
-import { searchTable } from '../search.ts';
+import { jsonValue } from '@uda/shared/duckdb';
+import { searchTable } from './table-names.ts';
 import { PAGE_DOC, pageSql, type StoredLookupSource } from './page-sql.ts';
 
 /** Where each document's rows are in its page file: 12 bytes per document in memory. */

@@ -9,7 +9,7 @@
  * Typos are counted as Meilisearch counts them: a different first letter counts two. Distances are
  * over UTF-8 bytes (the terms are accent-folded, so nearly every letter is one byte).
  */
-import { textLength, textStart, type SortedTexts } from '@uda/shared/search-index';
+import { textLength, textStart, type SortedTexts } from '../index/sorted-texts.ts';
 
 export interface TypoMatch {
   /** The term's position in the dictionary. */

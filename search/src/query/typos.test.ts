@@ -4,8 +4,8 @@
  * only; and the walk visits a small part of a large dictionary, not every term.
  */
 import { describe, expect, it } from '@jest/globals';
-import { SortedTextsBuilder, textAt, type SortedTexts } from '@uda/shared/search-index';
-import { typoBudget } from './query-terms.ts';
+import { SortedTextsBuilder, textAt, type SortedTexts } from '../index/sorted-texts.ts';
+import { typoBudget } from './terms.ts';
 import { typoMatches, typoWalk } from './typos.ts';
 
 function dictionary(words: readonly string[]): SortedTexts {

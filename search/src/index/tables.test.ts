@@ -5,9 +5,12 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { sourceOfTable } from '@uda/shared/catalog';
-import { SEARCH_TABLE_PREFIX, searchTable, searchTerms, searchTermsSql } from '@uda/shared/search';
-import { buildSearchIndexes, SEARCH_SPECS } from './search-index.ts';
-import { BM25 } from './search-spec.ts';
+import { SEARCH_TABLE_PREFIX } from '@uda/shared/catalog';
+import { searchTerms, searchTermsSql } from '../vocabulary/terms.ts';
+import { searchTable } from './table-names.ts';
+import { SEARCH_SPECS } from './specs.ts';
+import { buildSearchIndexes } from './tables.ts';
+import { BM25 } from './spec.ts';
 
 let instance: DuckDBInstance;
 let connection: DuckDBConnection;

@@ -1,13 +1,14 @@
 /**
- * The SQL that builds one source's search index (`search-index.ts` runs it), in bounded memory:
+ * The SQL that builds one source's search index (`tables.ts` runs it), in bounded memory:
  * the terms are aggregated one slice of documents at a time, each slice appending its rows sorted
  * by term to a scratch table (a run), and the output tables are then written from the runs one
  * range of terms at a time (`sorted-runs.ts`). No statement holds a whole source's vocabulary: an
  * aggregate keyed by (term, doc) is one slice's, a sort one range's.
  */
-import { searchTable, searchTermsSql } from '@uda/shared/search';
-import { quoteIdent } from './database.ts';
-import { BM25, type SearchSpec } from './search-spec.ts';
+import { searchTermsSql } from '../vocabulary/terms.ts';
+import { searchTable } from './table-names.ts';
+import { quoteIdent } from '@uda/shared/duckdb';
+import { BM25, type SearchSpec } from './spec.ts';
 
 /** The temporary tables of a build, dropped at its end: each connection has its own. */
 export const SCRATCH = {

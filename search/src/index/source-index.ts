@@ -1,6 +1,6 @@
 /**
  * The stored sources' search index as typed arrays, built from the `_search_*` tables the exporter
- * writes into `service.db` (`exporter/src/build/search-index.ts`). The exporter builds them once per
+ * writes into `service.db` (`tables.ts`). The exporter builds them once per
  * version and writes them to `search-index.bin` (`index-file.ts`) for the runners; a runner given an
  * older export without that file builds them itself, through this same code.
  *
@@ -18,10 +18,10 @@
  * Every array is on a SharedArrayBuffer, so the runner's ranking threads read the one copy.
  */
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBResult } from '@duckdb/node-api';
-import { searchTable } from '../search.ts';
+import { searchTable } from './table-names.ts';
 import type { StoredLookupSource } from './page-sql.ts';
 import { equalRange, SortedTextsBuilder, textAt, textCount, type SortedTexts } from './sorted-texts.ts';
-import { compareUtf8, stemOf, stemPhrase } from './stems.ts';
+import { compareUtf8, stemOf, stemPhrase } from '../vocabulary/stems.ts';
 
 export interface SourceIndex {
   readonly documents: number;
@@ -48,6 +48,12 @@ export function indexBytes(index: SourceIndex): number {
     index.terms.ends, index.terms.bytes, index.idTerms, index.titles.ends, index.titles.bytes, index.stems.ends, index.stems.bytes, index.stemEnds, index.stemTerms];
   return arrays.reduce((sum, array) => sum + array.byteLength, 0);
 }
+
+/** Where term `t`'s postings start in the posting arrays. */
+export const postingStart = (index: SourceIndex, t: number): number => (t === 0 ? 0 : index.postingEnds[t - 1]!);
+
+/** Term `t`'s document frequency: the length of its posting list. */
+export const postingCount = (index: SourceIndex, t: number): number => index.postingEnds[t]! - postingStart(index, t);
 
 /** Reads every chunk of `result`, in order, with its row count (a native call per read of `rowCount`). */
 async function eachChunk(result: DuckDBResult, visit: (chunk: DuckDBDataChunk, rows: number) => void): Promise<void> {

@@ -1,0 +1,104 @@
+/**
+ * Ranks a stored lookup over a source's in-memory index (`../index/source-index.ts`): the page,
+ * best first by the rules of `order.ts`, and the exact total of the documents matched.
+ *
+ * Every word must match (`../query/word-terms.ts`: its form, the last word's prefixes, its stems,
+ * its typos), in one of the query's readings (`../query/readings.ts`: joined or split words). Typos
+ * and splits are looked for only when the answers without them do not fill the page. When no
+ * document holds every word, fewer words are tried (`../query/drop-words.ts`).
+ */
+import { fewerWords } from '../query/drop-words.ts';
+import { readingsOf, type Reading } from '../query/readings.ts';
+import { FORGIVING, type MatchRules, type ParsedQuery } from '../query/terms.ts';
+import type { SourceIndex } from '../index/source-index.ts';
+import { matchAll, scratchOf } from './matches.ts';
+import { insertTop, ranksBefore, type RankedDoc } from './order.ts';
+import { tierOf, titledDocs } from './tier.ts';
+
+export type { RankedDoc } from './order.ts';
+
+export interface Ranking {
+  readonly total: number;
+  /** The page, best first. */
+  readonly docs: readonly RankedDoc[];
+}
+
+const NO_MATCH: Ranking = { total: 0, docs: [] };
+
+/**
+ * Every match of one reading, as ranked documents, given to `visit`; `worst`, when given, is the
+ * last of a full page, and a match that does not rank before it is skipped before it is built.
+ * Returns the count.
+ */
+function eachRanked(index: SourceIndex, reading: Reading, checkDeadline: () => void, visit: (ranked: RankedDoc) => void, worst?: () => RankedDoc | undefined): number {
+  const matches = matchAll(index, reading.words, checkDeadline);
+  if (matches.count === 0) return 0;
+  const titled = titledDocs(index, scratchOf(index).titleBits, reading.phrase);
+  const candidate = { doc: 0, typos: 0, tier: 0, outside: 0, stems: 0, score: 0 };
+  for (let j = 0; j < matches.count; j++) {
+    candidate.doc = matches.docs[j]!;
+    candidate.outside = matches.outside[j]!;
+    candidate.typos = reading.typos + matches.typos[j]!;
+    candidate.tier = tierOf(titled, candidate.doc, candidate.outside);
+    candidate.stems = matches.stems[j]!;
+    candidate.score = matches.scores[j]!;
+    const last = worst?.();
+    if (last && !ranksBefore(candidate, last)) continue;
+    visit({ ...candidate });
+  }
+  checkDeadline();
+  return matches.count;
+}
+
+interface Words {
+  readonly words: readonly string[];
+  readonly phrase: readonly string[];
+  readonly typing: string | undefined;
+}
+
+/** The ranking of the words as one query (every word must match, in one of its readings). */
+function rankWords(index: SourceIndex, query: Words, limit: number, rules: MatchRules, checkDeadline: () => void): Ranking {
+  const readings = readingsOf(index, query.words, query.phrase, query.typing, rules, checkDeadline);
+  const top: RankedDoc[] = [];
+  if (readings.length === 1) {
+    const total = eachRanked(index, readings[0]!, checkDeadline, (ranked) => insertTop(top, ranked, limit), () => (top.length === limit ? top[limit - 1] : undefined));
+    return { total, docs: top };
+  }
+  // Several readings: a document counts once, at its best.
+  const best = new Map<number, RankedDoc>();
+  for (const reading of readings) {
+    eachRanked(index, reading, checkDeadline, (ranked) => {
+      const known = best.get(ranked.doc);
+      if (!known || ranksBefore(ranked, known)) best.set(ranked.doc, ranked);
+    });
+  }
+  for (const ranked of best.values()) insertTop(top, ranked, limit);
+  return { total: best.size, docs: top };
+}
+
+/**
+ * The words ranked as one query, typos looked for only when the answers without them do not fill
+ * the page: as in a search engine's bucket sort, a page of answers as typed (forms, prefixes,
+ * stems, joined words) never waits for typo candidates, which would rank after them anyway. `total`
+ * counts what was matched: the answers as typed, or those and the typos' when they were looked for.
+ */
+function rankBuckets(index: SourceIndex, query: Words, limit: number, rules: MatchRules, checkDeadline: () => void): Ranking {
+  if (!rules.typos) return rankWords(index, query, limit, rules, checkDeadline);
+  const asTyped = rankWords(index, query, limit, { ...rules, typos: false }, checkDeadline);
+  return asTyped.total >= limit ? asTyped : rankWords(index, query, limit, rules, checkDeadline);
+}
+
+/**
+ * The ranked page and total of a lookup. With FORGIVING rules, when no document holds every word,
+ * fewer words are tried (`fewerWords`) until some document holds them.
+ */
+export function rankDocuments(index: SourceIndex, query: ParsedQuery, limit: number, checkDeadline: () => void, rules: MatchRules = FORGIVING): Ranking {
+  if (query.words.length === 0) return NO_MATCH;
+  const ranking = rankBuckets(index, query, limit, rules, checkDeadline);
+  if (ranking.total > 0 || !rules.dropWords) return ranking;
+  for (const fewer of fewerWords(query.words)) {
+    const kept = rankBuckets(index, { words: fewer, phrase: fewer, typing: query.typing }, limit, rules, checkDeadline);
+    if (kept.total > 0) return kept;
+  }
+  return NO_MATCH;
+}
