@@ -6,7 +6,10 @@
  */
 import { z } from 'zod';
 import { parseConfig } from '@uda/shared/config';
-import { FAULT_NAMES } from './faults.ts';
+
+/** The faults `LOAD_FAULTS` may name (`faults.ts` says what each does). */
+export const FAULT_NAMES = ['redis-flush', 'redis-restart', 'redis-down', 'pg-restart', 'api-kill', 'api-term', 'runner-kill', 's3-down'] as const;
+export type FaultName = (typeof FAULT_NAMES)[number];
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 

@@ -76,7 +76,8 @@ export async function drive(apiUrls: string[], accounts: LoadAccount[], connecti
       requests: [requestFor(api)],
       setupClient: (client) => clients.push(client as unknown as { reqsMade: number; responseMax: number }),
     }) as unknown as Instance;
-    instance.on('reqError', (error: NodeJS.ErrnoException) => {
+    const events: EventEmitter = instance;
+    events.on('reqError', (error: NodeJS.ErrnoException) => {
       const now = seconds(performance.now());
       const label = `connection error ${error.code ?? error.message}`;
       observe?.({ route: 'any (no answer)', label, expected: false, retryLater: false, sentS: now, answeredS: now, api, costMicro: 0, connectionError: true });

@@ -6,10 +6,18 @@
  * error saying when to retry) is allowed beside the usual answers; outside every window only the
  * usual answers are.
  */
-import type { FaultTargets } from './topology.ts';
+import type { OwnPostgres, OwnRedis } from '@uda/test-support/own-servers';
+import type { FaultName } from './config.ts';
 
-export const FAULT_NAMES = ['redis-flush', 'redis-restart', 'redis-down', 'pg-restart', 'api-kill', 'api-term', 'runner-kill', 's3-down'] as const;
-export type FaultName = (typeof FAULT_NAMES)[number];
+/** What the faults act on: the run's own servers, and its processes by name. */
+export interface FaultTargets {
+  readonly redis?: OwnRedis;
+  readonly postgres?: OwnPostgres;
+  /** Sends the signal to the named process (`api-1`, `runner-1`, `s3rver`) and waits until it has exited. */
+  signal(name: string, signal: NodeJS.Signals): Promise<void>;
+  /** Starts the named process again as it was started (same ports, same settings), and waits until it is ready. */
+  restart(name: string): Promise<void>;
+}
 
 /** The API and runner a fault stops: the first of each; the other keeps serving, as a second pod does. */
 const VICTIM_API = 'api-1';

@@ -17,6 +17,7 @@ import { Redis } from 'ioredis';
 import { onServer } from '@uda/api/bench/support';
 import { freePort, type OwnPostgres, type OwnRedis, startPostgres, startRedis } from '@uda/test-support/own-servers';
 import { childEnv, type LoadConfig } from './config.ts';
+import type { FaultTargets } from './faults.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const NODE = join(ROOT, 'node_modules/.bin/node');
@@ -52,15 +53,6 @@ export interface Topology {
   stop(): Promise<void>;
   /** What the faults act on (`faults.ts`); the servers are there only when the run started its own. */
   readonly targets: FaultTargets;
-}
-
-export interface FaultTargets {
-  readonly redis?: OwnRedis;
-  readonly postgres?: OwnPostgres;
-  /** Sends the signal to the named process (`api-1`, `runner-1`, `s3rver`) and waits until it has exited. */
-  signal(name: string, signal: NodeJS.Signals): Promise<void>;
-  /** Starts the named process again as it was started (same ports, same settings), and waits until it is ready. */
-  restart(name: string): Promise<void>;
 }
 
 /** How each process started, to start it again after a fault. */
