@@ -82,8 +82,11 @@ export interface FaultOutcome {
   readonly recoverS: number | undefined;
   /** Answers inside the window that are allowed only there: 503 with Retry-After, by label. */
   readonly retryLater: Map<string, number>;
-  /** Requests to the stopped API that found it gone (api-kill, api-term): an ingress sends them to the other pod. */
-  readonly refusedByStoppedApi: number;
+  /**
+   * Requests to the stopped API that found it gone, by label: after api-term only refused connections
+   * (an ingress sends them to the other pod; one cut mid-answer is unexpected), after api-kill any.
+   */
+  readonly refusedByStoppedApi: Map<string, number>;
   /** Anything else unexpected inside the window, by label (goal 0). */
   readonly unexpected: Map<string, number>;
 }
@@ -138,7 +141,7 @@ export function newFaultTracker(): FaultTracker {
     report(endS, routes) {
       const outcomes = injected.map((fault) => windowOf(fault, routes, endS));
       const unexpectedOutside = new Map<string, number>();
-      const results = outcomes.map((o) => ({ ...o.outcome, retryLater: new Map<string, number>(), unexpected: new Map<string, number>(), refusedByStoppedApi: 0 }));
+      const results = outcomes.map((o) => ({ ...o.outcome, retryLater: new Map<string, number>(), unexpected: new Map<string, number>(), refusedByStoppedApi: new Map<string, number>() }));
       for (const answer of odd) {
         const at = outcomes.findIndex((o) => answer.sentS <= o.endS && answer.answeredS >= o.outcome.injectedS);
         if (at < 0) {
@@ -147,7 +150,7 @@ export function newFaultTracker(): FaultTracker {
         }
         const result = results[at]!;
         if (answer.retryLater) count(result.retryLater, `${answer.route}: ${answer.label}`);
-        else if (answer.connectionError && stopsApi(result.name) && answer.api === VICTIM_API_INDEX) result.refusedByStoppedApi++;
+        else if (foundApiGone(result.name, answer)) count(result.refusedByStoppedApi, answer.label);
         else count(result.unexpected, `${answer.route}: ${answer.label}`);
       }
       return { faults: results, unexpectedOutside, forgivableMicro: forgivable(injected, charged) };
@@ -155,7 +158,11 @@ export function newFaultTracker(): FaultTracker {
   };
 }
 
-const stopsApi = (name: FaultName) => name === 'api-kill' || name === 'api-term';
+/** A SIGKILL cuts what was in flight; a graceful SIGTERM finishes it, so only refused connections are the stop's doing. */
+function foundApiGone(name: FaultName, answer: Observed): boolean {
+  if (!answer.connectionError || answer.api !== VICTIM_API_INDEX) return false;
+  return name === 'api-kill' || (name === 'api-term' && answer.label === 'connection error ECONNREFUSED');
+}
 
 /** The window: from the injection until every route has answered as expected after the restore (or the end). */
 function windowOf(fault: Injected, routes: readonly string[], endS: number): { outcome: Omit<FaultOutcome, 'retryLater' | 'unexpected' | 'refusedByStoppedApi'>; endS: number } {

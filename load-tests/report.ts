@@ -176,11 +176,13 @@ function faultLines(report: LoadReport): string[] {
   for (const f of report.faults.faults) {
     const recover = f.recoverS === undefined ? 'never' : f.recoverS.toFixed(1);
     lines.push(
-      `${f.name.padEnd(13)} ${f.injectedS.toFixed(1).padStart(6)} ${f.restoredS.toFixed(1).padStart(7)} ${recover.padStart(22)} ${String(total(f.retryLater)).padStart(16)} ${String(f.refusedByStoppedApi).padStart(23)} ${String(total(f.unexpected)).padStart(20)}`,
+      `${f.name.padEnd(13)} ${f.injectedS.toFixed(1).padStart(6)} ${f.restoredS.toFixed(1).padStart(7)} ${recover.padStart(22)} ${String(total(f.retryLater)).padStart(16)} ${String(total(f.refusedByStoppedApi)).padStart(23)} ${String(total(f.unexpected)).padStart(20)}`,
     );
   }
   for (const f of report.faults.faults) {
-    lines.push(`  ${f.name}: ${f.what}`, `    503 with Retry-After: ${labels(f.retryLater)}`, `    unexpected: ${labels(f.unexpected)}`);
+    lines.push(`  ${f.name}: ${f.what}`, `    503 with Retry-After: ${labels(f.retryLater)}`);
+    if (f.refusedByStoppedApi.size) lines.push(`    refused by the stopped API: ${labels(f.refusedByStoppedApi)}`);
+    lines.push(`    unexpected: ${labels(f.unexpected)}`);
   }
   lines.push(`Unexpected answers outside the fault windows (goal 0): ${total(report.faults.unexpectedOutside)}${report.faults.unexpectedOutside.size ? ` (${labels(report.faults.unexpectedOutside)})` : ''}`, '');
   return lines;
@@ -204,7 +206,9 @@ export function formatReport(report: LoadReport, command: string): string {
   lines.push(
     `${'all routes'.padEnd(30)} ${String(report.requests).padStart(8)} ${(report.requests / report.elapsedS).toFixed(1).padStart(7)} ${''.padStart(7)} ${report.p99Ms.toFixed(1).padStart(7)}`,
     '',
-    `Unexpected answers: ${report.unexpected} (of which ${report.transportErrors} connection errors or timeouts); goal 0`,
+    report.faults
+      ? `Unexpected answers: ${report.unexpected} (goal 0; the faults' windows below say which answers they allow); requests without an answer (connection errors): ${report.transportErrors}`
+      : `Unexpected answers: ${report.unexpected} (of which ${report.transportErrors} connection errors or timeouts); goal 0`,
     ...abuseLines(report),
     ...report.routes.flatMap((r) => r.samples.map((sample) => `  first ${sample}`)),
     ...faultLines(report),
