@@ -197,7 +197,7 @@ export function formatReport(report: LoadReport, command: string): string {
     '',
     `Mixed load: ${report.accounts} accounts, ${report.connections} connections over 2 API processes, ${report.elapsedS.toFixed(1)} s (drained, no request cut)`,
     '',
-    `${'route'.padEnd(30)} ${'requests'.padStart(8)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  answers (! = unexpected)`,
+    `${'route'.padEnd(30)} ${'requests'.padStart(8)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  answers (! = not given by a healthy service)`,
   ];
   for (const r of report.routes) {
     const answers = r.outcomes.map((o) => `${o.expected ? '' : '!'}${o.label}: ${o.count}`).join(', ');

@@ -115,10 +115,16 @@ function driverSample(): ProcessSample {
   return { name: 'load driver (autocannon)', peakMb: process.resourceUsage().maxRSS / 1024, cpuS: (user + system) / 1e6 };
 }
 
-/** Peak RSS at the end, and CPU seconds spent during the mix (a process started during it counts from 0). */
+/**
+ * Peak RSS at the end, and CPU seconds spent during the mix. A process started during it (a query
+ * worker, or one a fault restarted: less CPU than before under the same name) counts from 0.
+ */
 function processUse(before: ProcessSample[], after: ProcessSample[]): ProcessUse[] {
   const cpuBefore = new Map(before.map((p) => [p.name, p.cpuS]));
-  return after.map((p) => ({ name: p.name, peakMb: p.peakMb, cpuS: p.cpuS - (cpuBefore.get(p.name) ?? 0) }));
+  return after.map((p) => {
+    const spent = p.cpuS - (cpuBefore.get(p.name) ?? 0);
+    return { name: p.name, peakMb: p.peakMb, cpuS: spent >= 0 ? spent : p.cpuS };
+  });
 }
 
 /** The ledger once the APIs' flushes have written what the mix charged: two reads half a second apart agree (bounded). */
