@@ -1,5 +1,5 @@
 /**
- * Balances stay true (issue 31): after the faults, every account's balance as the API tells its
+ * Balances stay true: after the faults, every account's balance as the API tells its
  * caller (`X-Credits-Remaining` of `GET /api/v1/auth/usage`) and as admin shows it equals what was
  * deposited less the ledger's charges and refunds. A balance above that is credit a fault created.
  */

@@ -1,5 +1,5 @@
 /**
- * The faults of `LOAD_FAULTS=` (issue 31), injected one after the other while the mix runs, into the
+ * The faults of `LOAD_FAULTS=`, injected one after the other while the mix runs, into the
  * servers and processes the run started itself. Each answer of the mix is told to the tracker;
  * afterwards every fault gets its window (from the injection until every route has answered as
  * expected again) and its answers: inside the window only a 503 with Retry-After (or an MCP tool

@@ -1,5 +1,5 @@
 /**
- * The money invariants the load run checks per account, one function each (issue 31):
+ * The money invariants the load run checks per account, one function each:
  *   - the usage log equals the X-Credit-Cost the clients received;
  *   - the usage log equals the ledger;
  *   - and, until the usage log exists, the ledger equals the X-Credit-Cost received.

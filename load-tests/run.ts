@@ -52,7 +52,7 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
     const summary = summarize(tally, elapsedS);
     const faults = config.LOAD_FAULTS.length ? tracker.report(elapsedS, summary.routes.map((r) => r.name)) : undefined;
     const forgivable = faults?.forgivableMicro ?? new Map<string, number>();
-    // The per-request usage log (issue 31) is not written on this branch yet: its invariants say so.
+    // The per-request usage log (Parquet under `usage/` in the bucket) is not written on this branch yet: its invariants say so.
     const usageLog = undefined;
     const report = {
       accounts: accounts.length,

@@ -21,7 +21,7 @@ export const ErrorCode = {
   SHEET_LIMIT_EXCEEDED: 'SHEET_LIMIT_EXCEEDED',
   INVALID_INPUT: 'INVALID_INPUT',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
-  /** PostgreSQL or Redis could not be reached for a moment (issue 31): 503 with Retry-After, never a 500. */
+  /** PostgreSQL or Redis could not be reached for a moment: 503 with Retry-After, never a 500. */
   SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
   /** Request line and headers over the server's limit (answered before Express sees the request). */
   REQUEST_TOO_LARGE: 'REQUEST_TOO_LARGE',

@@ -1,5 +1,5 @@
 /**
- * A store that blinks answers 503 with Retry-After, never 500 (issue 31). The API is wired to a
+ * A store that blinks answers 503 with Retry-After, never 500. The API is wired to a
  * PostgreSQL cluster and a Redis of this file's own (`own-servers.ts`), so they can be stopped; the
  * query-runner and the bucket are the usual test ones. Each metered route is sent twice while the
  * store is down: for an account that has not spent yet (its credit must come from PostgreSQL) and

@@ -1,5 +1,5 @@
 /**
- * Which failures mean "a store blinked" (issue 31): PostgreSQL restarting, failing over or refusing
+ * Which failures mean "a store blinked": PostgreSQL restarting, failing over or refusing
  * connections, a pool that cannot connect, Redis unreachable. They say nothing about the request, so
  * the caller gets 503 SERVICE_UNAVAILABLE with Retry-After and retries, never a 500. This is the
  * one place that decides it; the error handler, the lookups and MCP call it.
