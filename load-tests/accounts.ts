@@ -11,6 +11,8 @@ export interface LoadAccount {
   readonly id: string;
   readonly tier: (typeof TIERS)[number];
   readonly key: string;
+  /** Its balance before the mix (the tier's grant and the top-off), micro-USD: what was deposited. */
+  readonly depositMicro: number;
 }
 
 const TOP_OFF_USD = '10000';
@@ -29,8 +31,8 @@ export async function createAccounts(adminUrl: string, adminToken: string, count
   const createOne = async (i: number): Promise<LoadAccount> => {
     const tier = TIERS[i % TIERS.length]!;
     const created = await admin<{ account_id: string; api_key: string }>('/admin/accounts', { email: `load-${i}@example.com`, tier });
-    await admin(`/admin/accounts/${created.account_id}/topoff`, { usd: TOP_OFF_USD });
-    return { index: i, id: created.account_id, tier, key: created.api_key };
+    const shown = await admin<{ balance_usd: number }>(`/admin/accounts/${created.account_id}/topoff`, { usd: TOP_OFF_USD });
+    return { index: i, id: created.account_id, tier, key: created.api_key, depositMicro: Math.round(shown.balance_usd * 1_000_000) };
   };
   const accounts: LoadAccount[] = [];
   for (let start = 0; start < count; start += PARALLEL) {

@@ -1,10 +1,15 @@
 /**
  * The mixed-load test's settings (`npm run load`), read once from the environment (STYLE §4).
  * PostgreSQL and Redis are shared servers: the run creates its own database and uses its own Redis
- * key prefix, and removes both at the end.
+ * key prefix, and removes both at the end. With LOAD_FAULTS it starts servers of its own instead,
+ * since a fault stops or flushes them.
  */
 import { z } from 'zod';
 import { parseConfig } from '@uda/shared/config';
+
+/** The faults `LOAD_FAULTS` may name (`faults.ts` says what each does). */
+export const FAULT_NAMES = ['redis-flush', 'redis-restart', 'redis-down', 'pg-restart', 'api-kill', 'api-term', 'runner-kill', 's3-down'] as const;
+export type FaultName = (typeof FAULT_NAMES)[number];
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -16,6 +21,13 @@ export const loadEnv = z.object({
     .default(1)
     .describe('Free-tier accounts that run the issue-22 attack beside the mix (uninterruptible queries, over and over); 0 runs the mix alone'),
   LOAD_ABUSE_QUERIES: int(1, 64).default(8).describe('Queries each attacking account sends at once'),
+  LOAD_FAULTS: z
+    .string()
+    .default('')
+    .transform((text) => text.split(',').map((name) => name.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(FAULT_NAMES)))
+    .describe(`Faults injected one after the other mid-mix (comma list of ${FAULT_NAMES.join(', ')}); any fault runs the test on a PostgreSQL, Redis and s3rver of its own`),
+  LOAD_FAULT_DOWN_S: int(1, 600).default(30).describe('How long redis-down and s3-down keep their server down'),
   LOAD_DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')

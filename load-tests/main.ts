@@ -1,6 +1,7 @@
 /**
  * `npm run load`: the mixed-load test (see README.md in this folder). Prints the report
- * and exits 1 when an answer was unexpected or the ledger and the X-Credit-Cost headers disagree.
+ * and exits 1 when an answer was unexpected (with LOAD_FAULTS: outside a fault's window, or other than
+ * a 503 with Retry-After inside it), an account's money differs, or a balance is not deposits − ledger.
  * Ctrl-C or SIGTERM stops every process it started.
  */
 import { loadConfigOrExit } from '@uda/shared/config';
@@ -11,7 +12,9 @@ import { runLoad } from './run.ts';
 const config = loadConfigOrExit(() => parseLoadConfig(process.env));
 const command =
   `LOAD_DURATION_S=${config.LOAD_DURATION_S} LOAD_ACCOUNTS=${config.LOAD_ACCOUNTS} LOAD_CONNECTIONS=${config.LOAD_CONNECTIONS} ` +
-  `LOAD_ABUSE_ACCOUNTS=${config.LOAD_ABUSE_ACCOUNTS} LOAD_ABUSE_QUERIES=${config.LOAD_ABUSE_QUERIES} npm run load`;
+  `LOAD_ABUSE_ACCOUNTS=${config.LOAD_ABUSE_ACCOUNTS} LOAD_ABUSE_QUERIES=${config.LOAD_ABUSE_QUERIES} ` +
+  (config.LOAD_FAULTS.length ? `LOAD_FAULTS=${config.LOAD_FAULTS.join(',')} LOAD_FAULT_DOWN_S=${config.LOAD_FAULT_DOWN_S} ` : '') +
+  'npm run load';
 
 let stopAll: (() => Promise<void>) | undefined;
 const interrupt = (signal: string) => {

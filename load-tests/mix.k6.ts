@@ -18,7 +18,7 @@ const baseUrl = (__ENV.BASE_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
 const accounts: LoadAccount[] = (__ENV.API_KEYS ?? '')
   .split(',')
   .filter(Boolean)
-  .map((key, index) => ({ index, id: `k6-${index}`, tier: 'pro', key }));
+  .map((key, index) => ({ index, id: `k6-${index}`, tier: 'pro', key, depositMicro: 0 }));
 let serial = 0;
 const pick = {
   account: () => accounts[Math.floor(Math.random() * accounts.length)]!,

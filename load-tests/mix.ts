@@ -165,6 +165,15 @@ export function outcomeOf({ status, body, headers }: Answer): string {
   return code ? `${status} ${code}` : String(status);
 }
 
+/**
+ * An answer that tells the client to come back: a 503 with Retry-After, or an MCP tool error that
+ * says when to retry (MCP's form of it). The only answer allowed beyond the usual during a fault.
+ */
+export function asksToRetry({ status, body, headers }: Answer, label: string): boolean {
+  if (status === 503) return Number(headerOf(headers, 'retry-after') ?? 0) > 0;
+  return label === '200 tool error' && /Retry after \d+ s/.test(body);
+}
+
 export function headerOf(headers: Record<string, unknown>, name: string): string | undefined {
   for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return String(value);
   return undefined;

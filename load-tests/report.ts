@@ -4,7 +4,10 @@
  * unexpected ones marked, the ledger reconciliation and the peak RSS of every process.
  */
 import { availableParallelism } from 'node:os';
+import { type BalanceCheck, formatBalances } from './balances.ts';
+import type { FaultReport } from './faults.ts';
 import type { Route } from './mix.ts';
+import { formatInvariant, holds, type Invariant } from './reconcile.ts';
 
 const cpus = availableParallelism();
 
@@ -69,8 +72,12 @@ export interface LoadReport {
   readonly transportErrors: number;
   readonly receivedMicro: number;
   readonly ledger: Ledger;
-  /** Accounts whose ledger net differs from the X-Credit-Cost their requests received (goal 0). */
-  readonly accountsOff: string[];
+  /** The money invariants per account (`reconcile.ts`), each equal or naming the accounts that differ. */
+  readonly invariants: Invariant[];
+  /** The faults injected (LOAD_FAULTS) and what each window saw; absent without faults. */
+  readonly faults?: FaultReport;
+  /** Every account's balance, from the API and admin, against deposits − ledger. */
+  readonly balances: BalanceCheck;
   readonly processes: ProcessUse[];
   /** The machine's 1-minute load average when the mix ended: how much else was running. */
   readonly loadAverage: number;
@@ -82,9 +89,13 @@ export interface LoadReport {
   readonly logs?: string;
 }
 
-/** No unexpected answer, and the ledger equals the X-Credit-Cost received, in total and per account. */
+/**
+ * No unexpected answer (with faults: none outside their windows, and only 503 with Retry-After inside),
+ * every invariant equal per account (api-kill's forgiven charges named apart), every balance true.
+ */
 export function isHealthy(report: Omit<LoadReport, 'logs'>): boolean {
-  return report.unexpected === 0 && report.ledger.netMicro === report.receivedMicro && report.accountsOff.length === 0;
+  const balancesTrue = report.balances.apiOff.length === 0 && report.balances.adminOff.length === 0;
+  return report.unexpected === 0 && report.invariants.every(holds) && balancesTrue;
 }
 
 export interface ProcessUse {
@@ -141,15 +152,6 @@ function summarizeRoute(t: RouteTally, elapsedS: number): RouteSummary {
   };
 }
 
-/** Every account whose ledger net and received X-Credit-Cost differ, as `id ledger≠received`. */
-export function accountsOff(ledger: Ledger, tally: Tally): string[] {
-  const ids = new Set([...ledger.netByAccount.keys(), ...tally.costByAccount.keys()]);
-  return [...ids].flatMap((id) => {
-    const [charged, received] = [ledger.netByAccount.get(id) ?? 0, tally.costByAccount.get(id) ?? 0];
-    return charged === received ? [] : [`${id} ${usd(charged)}≠${usd(received)}`];
-  });
-}
-
 /** The attack's lines: what the other callers saw while it ran (p99, unexpected; goal 0), and the attackers' own answers. */
 function abuseLines(report: LoadReport): string[] {
   const { abuse } = report;
@@ -162,6 +164,30 @@ function abuseLines(report: LoadReport): string[] {
   ];
 }
 
+/** Per fault: when, what the window saw, how long until every route answered again. */
+function faultLines(report: LoadReport): string[] {
+  if (!report.faults) return [];
+  const labels = (map: Map<string, number>) => [...map.entries()].map(([label, n]) => `${label}: ${n}`).join(', ') || 'none';
+  const total = (map: Map<string, number>) => [...map.values()].reduce((n, v) => n + v, 0);
+  const lines = [
+    '',
+    `${'fault'.padEnd(13)} ${'at s'.padStart(6)} ${'back s'.padStart(7)} ${'answers again after s'.padStart(22)} ${'503+Retry-After'.padStart(16)} ${'refused by stopped API'.padStart(23)} ${'unexpected (goal 0)'.padStart(20)}`,
+  ];
+  for (const f of report.faults.faults) {
+    const recover = f.recoverS === undefined ? 'never' : f.recoverS.toFixed(1);
+    lines.push(
+      `${f.name.padEnd(13)} ${f.injectedS.toFixed(1).padStart(6)} ${f.restoredS.toFixed(1).padStart(7)} ${recover.padStart(22)} ${String(total(f.retryLater)).padStart(16)} ${String(total(f.refusedByStoppedApi)).padStart(23)} ${String(total(f.unexpected)).padStart(20)}`,
+    );
+  }
+  for (const f of report.faults.faults) {
+    lines.push(`  ${f.name}: ${f.what}`, `    503 with Retry-After: ${labels(f.retryLater)}`);
+    if (f.refusedByStoppedApi.size) lines.push(`    refused by the stopped API: ${labels(f.refusedByStoppedApi)}`);
+    lines.push(`    unexpected: ${labels(f.unexpected)}`);
+  }
+  lines.push(`Unexpected answers outside the fault windows (goal 0): ${total(report.faults.unexpectedOutside)}${report.faults.unexpectedOutside.size ? ` (${labels(report.faults.unexpectedOutside)})` : ''}`, '');
+  return lines;
+}
+
 function percentile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? NaN;
 }
@@ -171,7 +197,7 @@ export function formatReport(report: LoadReport, command: string): string {
     '',
     `Mixed load: ${report.accounts} accounts, ${report.connections} connections over 2 API processes, ${report.elapsedS.toFixed(1)} s (drained, no request cut)`,
     '',
-    `${'route'.padEnd(30)} ${'requests'.padStart(8)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  answers (! = unexpected)`,
+    `${'route'.padEnd(30)} ${'requests'.padStart(8)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}  answers (! = not given by a healthy service)`,
   ];
   for (const r of report.routes) {
     const answers = r.outcomes.map((o) => `${o.expected ? '' : '!'}${o.label}: ${o.count}`).join(', ');
@@ -180,13 +206,16 @@ export function formatReport(report: LoadReport, command: string): string {
   lines.push(
     `${'all routes'.padEnd(30)} ${String(report.requests).padStart(8)} ${(report.requests / report.elapsedS).toFixed(1).padStart(7)} ${''.padStart(7)} ${report.p99Ms.toFixed(1).padStart(7)}`,
     '',
-    `Unexpected answers: ${report.unexpected} (of which ${report.transportErrors} connection errors or timeouts); goal 0`,
+    report.faults
+      ? `Unexpected answers: ${report.unexpected} (goal 0; the faults' windows below say which answers they allow); requests without an answer (connection errors): ${report.transportErrors}`
+      : `Unexpected answers: ${report.unexpected} (of which ${report.transportErrors} connection errors or timeouts); goal 0`,
     ...abuseLines(report),
     ...report.routes.flatMap((r) => r.samples.map((sample) => `  first ${sample}`)),
-    `Ledger reconciliation: Σ charges − refunds in PostgreSQL ${usd(report.ledger.netMicro)} (${report.ledger.charges} charges, ${report.ledger.refunds} refunds); ` +
-      `Σ X-Credit-Cost received ${usd(report.receivedMicro)}: ${report.ledger.netMicro === report.receivedMicro ? 'EQUAL' : 'DIFFERENT'}`,
-    '',
-    `Per account: ${report.accountsOff.length} of ${report.accounts} accounts differ${report.accountsOff.length ? `: ${report.accountsOff.slice(0, 5).join(', ')}` : ''}`,
+    ...faultLines(report),
+    `Ledger: Σ charges − refunds in PostgreSQL ${usd(report.ledger.netMicro)} (${report.ledger.charges} charge rows, ${report.ledger.refunds} refund rows); Σ X-Credit-Cost received ${usd(report.receivedMicro)}`,
+    `Reconciliation per account (${report.accounts} accounts):`,
+    ...report.invariants.map(formatInvariant),
+    ...formatBalances(report.balances),
     '',
     `${'process'.padEnd(30)} ${'peak RSS (VmHWM)'.padStart(16)} ${'CPU s during the mix'.padStart(21)}`,
     ...report.processes.map((p) => `${p.name.padEnd(30)} ${`${p.peakMb.toFixed(0)} MB`.padStart(16)} ${p.cpuS.toFixed(1).padStart(21)}`),

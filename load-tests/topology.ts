@@ -10,13 +10,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Redis } from 'ioredis';
 import { onServer } from '@uda/api/bench/support';
+import { freePort, type OwnPostgres, type OwnRedis, startPostgres, startRedis } from '@uda/test-support/own-servers';
 import { childEnv, type LoadConfig } from './config.ts';
+import type { FaultTargets } from './faults.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const NODE = join(ROOT, 'node_modules/.bin/node');
@@ -50,6 +51,15 @@ export interface Topology {
   keepLogs(): Promise<string>;
   /** Ends every process still running and removes the database, the Redis keys and the files. */
   stop(): Promise<void>;
+  /** What the faults act on (`faults.ts`); the servers are there only when the run started its own. */
+  readonly targets: FaultTargets;
+}
+
+/** How each process started, to start it again after a fault. */
+interface Recipe {
+  readonly script: string;
+  readonly env: Record<string, string>;
+  ready(p: ServiceProcess): Promise<unknown>;
 }
 
 /**
@@ -60,6 +70,7 @@ export async function startTopology(config: LoadConfig, onStop: (stop: () => Pro
   const run = randomBytes(4).toString('hex');
   const dir = await mkdtemp(join(tmpdir(), 'uda-load-'));
   const processes: ServiceProcess[] = [];
+  const recipes = new Map<string, Recipe>();
   const cleanups: Cleanup[] = [() => rm(dir, { recursive: true, force: true })];
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -69,28 +80,33 @@ export async function startTopology(config: LoadConfig, onStop: (stop: () => Pro
     })());
   onStop(stop);
   try {
-    const start = (name: string, script: string, env: Record<string, string>) => {
+    const start: Start = (name, script, env, ready) => {
       if (stopping) throw new Error('the load test was stopped');
       const started = startProcess(name, script, env, join(dir, `${name}.log`));
-      processes.push(started);
+      const at = processes.findIndex((p) => p.name === name);
+      if (at >= 0) processes[at] = started;
+      else processes.push(started);
+      recipes.set(name, { script, env, ready });
       return started;
     };
+    const own = config.LOAD_FAULTS.length > 0 ? await ownServers(cleanups) : undefined;
+    const redisUrl = own?.redis.url ?? config.LOAD_REDIS_URL;
     const s3 = await s3Server(config, start, cleanups);
     const redisPrefix = `uda-load:${run}:`;
-    cleanups.push(() => deleteRedisKeys(config.LOAD_REDIS_URL, redisPrefix));
-    const databaseUrl = await createDatabase(config.LOAD_DATABASE_URL, `uda_load_${run}`, cleanups);
+    if (!own) cleanups.push(() => deleteRedisKeys(redisUrl, redisPrefix));
+    const databaseUrl = await createDatabase(own?.postgres.url ?? config.LOAD_DATABASE_URL, `uda_load_${run}`, cleanups);
     await runToEnd('exporter', 'exporter/src/main.ts', { ...s3, DATA_DIR: join(dir, 'exporter'), LOG_LEVEL: 'warn' }, join(dir, 'exporter.log'));
     // Every API→runner call carries the runners' token, as the chart's Secret gives both.
     const runnerToken = randomBytes(32).toString('hex');
     const runnerUrls = await Promise.all(
-      [1, 2].map((i) => startRunner(start, i, { ...s3, DATA_DIR: join(dir, `runner-${i}`), REDIS_URL: config.LOAD_REDIS_URL, REDIS_KEY_PREFIX: `${redisPrefix}runner:`, RUNNER_TOKEN: runnerToken })),
+      [1, 2].map((i) => startRunner(start, i, { ...s3, DATA_DIR: join(dir, `runner-${i}`), REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `${redisPrefix}runner:`, RUNNER_TOKEN: runnerToken })),
     );
     const adminToken = randomBytes(32).toString('hex');
     const apiEnv = {
       ...s3,
       ...LIVE_SOURCES_OFFLINE,
       DATABASE_URL: databaseUrl,
-      REDIS_URL: config.LOAD_REDIS_URL,
+      REDIS_URL: redisUrl,
       REDIS_KEY_PREFIX: redisPrefix,
       KEY_PEPPER: randomBytes(32).toString('hex'),
       KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
@@ -103,15 +119,24 @@ export async function startTopology(config: LoadConfig, onStop: (stop: () => Pro
     // One after the other: each migrates the database at start.
     const first = await startApi(start, 1, { ...apiEnv, DATA_DIR: join(dir, 'api-1') });
     const second = await startApi(start, 2, { ...apiEnv, DATA_DIR: join(dir, 'api-2') });
-    const apis = processes.filter((p) => p.name.startsWith('api-'));
+    const named = (name: string) => processes.find((p) => p.name === name);
+    const targets: FaultTargets = {
+      ...own,
+      signal: async (name, signal) => void (await signalProcess(named(name)!.child, signal)),
+      restart: async (name) => {
+        const recipe = recipes.get(name)!;
+        await recipe.ready(start(name, recipe.script, recipe.env, recipe.ready));
+      },
+    };
     return {
+      targets,
       apiUrls: [first.url, second.url],
       adminUrl: first.adminUrl,
       adminToken,
       databaseUrl,
       processes,
       sample: () => processes.flatMap((p) => sampleTree(p.name, p.child.pid)),
-      stopApis: async () => void (await Promise.all(apis.map((p) => stopProcess(p.child)))),
+      stopApis: async () => void (await Promise.all(processes.filter((p) => p.name.startsWith('api-')).map((p) => stopProcess(p.child)))),
       keepLogs: async () => {
         const kept = await mkdtemp(join(tmpdir(), 'uda-load-logs-'));
         await Promise.all(processes.map((p) => copyFile(p.log, join(kept, basename(p.log)))));
@@ -141,10 +166,21 @@ const LIVE_SOURCES_OFFLINE = {
 };
 
 type Cleanup = () => Promise<unknown>;
-type Start = (name: string, script: string, env: Record<string, string>) => ServiceProcess;
+/** Starts a process; `ready` says when it serves, and is what a restart after a fault waits for. */
+type Start = (name: string, script: string, env: Record<string, string>, ready: (p: ServiceProcess) => Promise<unknown>) => ServiceProcess;
+
+/** A Redis and a PostgreSQL cluster of the run's own: the faults stop, restart and flush them. */
+async function ownServers(cleanups: Cleanup[]): Promise<{ redis: OwnRedis; postgres: OwnPostgres }> {
+  const redis = await startRedis();
+  cleanups.push(() => redis.close());
+  const postgres = await startPostgres();
+  cleanups.push(() => postgres.close());
+  return { redis, postgres };
+}
 
 async function s3Server(config: LoadConfig, start: Start, cleanups: Cleanup[]): Promise<Record<string, string>> {
-  const endpoint = config.S3_ENDPOINT ?? (await startS3rver(start, cleanups));
+  // A fault needs an s3rver it can stop (s3-down) and the run's own servers everywhere.
+  const endpoint = (config.LOAD_FAULTS.length === 0 && config.S3_ENDPOINT) || (await startS3rver(start, cleanups));
   const credentials = { accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY };
   const bucket = `uda-load-${randomBytes(4).toString('hex')}`;
   const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
@@ -162,9 +198,11 @@ async function s3Server(config: LoadConfig, start: Start, cleanups: Cleanup[]): 
 
 /** s3rver in its own process (the bench's server script), so serving bytes has its own CPU time. */
 async function startS3rver(start: Start, cleanups: Cleanup[]): Promise<string> {
-  const s3 = start('s3rver', 'api/bench/s3-server.ts', {});
-  const { endpoint, directory } = JSON.parse(await firstLine(s3)) as { endpoint: string; directory: string };
+  // A port and a folder chosen here, so that s3-down can start it again where it was, with its objects.
+  const directory = await mkdtemp(join(tmpdir(), 'uda-load-s3-'));
   cleanups.push(() => rm(directory, { recursive: true, force: true }));
+  const s3 = start('s3rver', 'api/bench/s3-server.ts', { S3RVER_PORT: String(await freePort()), S3RVER_DIRECTORY: directory }, firstLine);
+  const { endpoint } = JSON.parse(await firstLine(s3)) as { endpoint: string };
   return endpoint;
 }
 
@@ -178,22 +216,25 @@ async function createDatabase(serverUrl: string, name: string, cleanups: Cleanup
 
 async function startRunner(start: Start, i: number, env: Record<string, string>): Promise<string> {
   const port = await freePort();
-  start(`runner-${i}`, 'query-runner/src/main.ts', { ...env, RUNNER_PORT: String(port), RUNNER_METRICS_PORT: '', LOG_LEVEL: 'warn' });
   const url = `http://127.0.0.1:${port}`;
-  await waitReady(`${url}/readyz`, `runner-${i}`);
+  const ready = () => waitReady(`${url}/readyz`, `runner-${i}`);
+  start(`runner-${i}`, 'query-runner/src/main.ts', { ...env, RUNNER_PORT: String(port), RUNNER_METRICS_PORT: '', LOG_LEVEL: 'warn' }, ready);
+  await ready();
   return url;
 }
 
 async function startApi(start: Start, i: number, env: Record<string, string>): Promise<{ url: string; adminUrl: string }> {
   const [port, metricsPort, adminPort] = [await freePort(), await freePort(), await freePort()];
-  start(`api-${i}`, 'api/src/main.ts', { ...env, PORT: String(port), METRICS_PORT: String(metricsPort), ADMIN_PORT: String(adminPort) });
-  await waitReady(`http://127.0.0.1:${metricsPort}/readyz`, `api-${i}`);
+  const ready = () => waitReady(`http://127.0.0.1:${metricsPort}/readyz`, `api-${i}`);
+  start(`api-${i}`, 'api/src/main.ts', { ...env, PORT: String(port), METRICS_PORT: String(metricsPort), ADMIN_PORT: String(adminPort) }, ready);
+  await ready();
   return { url: `http://127.0.0.1:${port}`, adminUrl: `http://127.0.0.1:${adminPort}` };
 }
 
 function startProcess(name: string, script: string, env: Record<string, string>, logPath: string): ServiceProcess {
   const child = spawn(NODE, [join(ROOT, script)], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  const log = createWriteStream(logPath);
+  // Appended: a process started again after a fault keeps its earlier life's lines.
+  const log = createWriteStream(logPath, { flags: 'a' });
   child.stderr!.pipe(log);
   // stdout stays readable for the one-line announcements (s3rver); the log keeps a copy.
   child.stdout!.on('data', (chunk: Buffer) => log.write(chunk));
@@ -226,14 +267,12 @@ async function waitReady(url: string, name: string, timeoutMs = 120_000): Promis
   throw new Error(`${name} did not become ready at ${url}`);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-    server.once('error', reject);
+/** Sends the signal and waits for the exit. */
+function signalProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill(signal);
   });
 }
 

@@ -31,21 +31,22 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** `serverUrl`: a server of the test's own (`own-servers.ts`) instead of the shared one. */
+export async function createTestDatabase(serverUrl = TEST_DATABASE_URL): Promise<TestDatabase> {
   const name = `uda_test_${randomBytes(6).toString('hex')}`;
-  await onServer(`CREATE DATABASE ${name}`);
-  const url = new URL(TEST_DATABASE_URL);
+  await onServer(serverUrl, `CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     async drop() {
-      await onServer(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await onServer(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
 }
 
-async function onServer(sql: string): Promise<void> {
-  const admin = knexModule.knex({ client: 'pg', connection: TEST_DATABASE_URL, pool: { min: 0, max: 1 } });
+async function onServer(serverUrl: string, sql: string): Promise<void> {
+  const admin = knexModule.knex({ client: 'pg', connection: serverUrl, pool: { min: 0, max: 1 } });
   try {
     await admin.raw(sql);
   } finally {
@@ -107,8 +108,8 @@ export interface TestContext {
 }
 
 /** Per test file: `beforeAll(async () => (ctx = await openTestContext()))`, `afterAll(() => ctx.close())`. */
-export async function openTestContext(): Promise<TestContext> {
-  const database = await createTestDatabase();
+export async function openTestContext(options: { databaseServerUrl?: string } = {}): Promise<TestContext> {
+  const database = await createTestDatabase(options.databaseServerUrl);
   const db = openDb({ databaseUrl: database.url, poolMax: 10, dataDir: tmpdir() });
   await migrate(db);
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });

@@ -23,8 +23,11 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function openStack(label: string, options: { runners?: number; runnerEnv?: Record<string, string> } = {}): Promise<Stack> {
-  const ctx = await openTestContext();
+export async function openStack(
+  label: string,
+  options: { runners?: number; runnerEnv?: Record<string, string>; databaseServerUrl?: string } = {},
+): Promise<Stack> {
+  const ctx = await openTestContext({ databaseServerUrl: options.databaseServerUrl });
   const bucket = await createTestBucket(label);
   await buildExport(bucket.env);
   const prefix = redisPrefix(label);

@@ -52,6 +52,10 @@ export function bodyFor(error: ApiError, ctx: BodyContext): Body {
         : { status: 'error', message: error.message };
     case ErrorCode.INTERNAL_ERROR:
       return internal(ctx);
+    case ErrorCode.SERVICE_UNAVAILABLE:
+      return ctx.style === 'lookup'
+        ? { status: 'error', account_state: ctx.accountState, data: { error: MESSAGES.SERVICE_UNAVAILABLE, code: error.code } }
+        : { status: 'error', message: MESSAGES.SERVICE_UNAVAILABLE, code: error.code };
     case ErrorCode.UPSTREAM_RATE_LIMITED:
     case ErrorCode.UPSTREAM_UNAVAILABLE:
     case ErrorCode.UPSTREAM_FORBIDDEN:

@@ -21,6 +21,8 @@ export const ErrorCode = {
   SHEET_LIMIT_EXCEEDED: 'SHEET_LIMIT_EXCEEDED',
   INVALID_INPUT: 'INVALID_INPUT',
   INTERNAL_ERROR: 'INTERNAL_ERROR',
+  /** PostgreSQL or Redis could not be reached for a moment: 503 with Retry-After, never a 500. */
+  SERVICE_UNAVAILABLE: 'SERVICE_UNAVAILABLE',
   /** Request line and headers over the server's limit (answered before Express sees the request). */
   REQUEST_TOO_LARGE: 'REQUEST_TOO_LARGE',
   ADMIN_UNAUTHORIZED: 'ADMIN_UNAUTHORIZED',
@@ -74,6 +76,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   SHEET_LIMIT_EXCEEDED: 429,
   INVALID_INPUT: 400,
   INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
   REQUEST_TOO_LARGE: 431,
   ADMIN_UNAUTHORIZED: 401,
   ADMIN_NOT_FOUND: 404,
@@ -118,6 +121,7 @@ export const MESSAGES = {
     'Send an API key in the Authorization header (Authorization: Bearer <API_KEY>) for metered access, or wait for the window to reset.',
   INSUFFICIENT_CREDIT: 'Insufficient credit: your balance cannot cover this request. Nothing was charged.',
   INTERNAL_ERROR: 'Internal Server Error',
+  SERVICE_UNAVAILABLE: 'The service could not reach its database or cache for a moment. Nothing was charged; please retry.',
   REQUEST_TOO_LARGE: 'The URL and headers of this request are too large. Send long SQL in the body of POST /api/v1/query.',
   METHOD_NOT_ALLOWED: 'Method not allowed.',
   ADMIN_UNAUTHORIZED: 'Admin token missing or wrong.',

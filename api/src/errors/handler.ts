@@ -1,6 +1,6 @@
 /**
  * The one Express error handler and the unknown-path handler. Anything that is not an ApiError is
- * logged and answered as a 500 without its text.
+ * logged and answered as a 500 without its text, unless a store blinked (`unavailable.ts`: a 503).
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '@uda/shared/logger';
@@ -10,6 +10,7 @@ import { callerOf, settleBeforeErrorAnswer, styleOf } from '../request-context.t
 import { ApiError } from './api-error.ts';
 import { bodyFor } from './body.ts';
 import { ErrorCode } from './codes.ts';
+import { asApiError } from './unavailable.ts';
 
 export function notFound(): RequestHandler {
   return function notFoundHandler(req, _res, next) {
@@ -44,13 +45,12 @@ export function errorHandler({ logger, metrics }: { logger: Logger; metrics?: Me
 }
 
 function toApiError(err: unknown): ApiError {
-  if (err instanceof ApiError) return err;
-  // body-parser and friends mark client faults with a 4xx status; everything else is ours.
+  // body-parser and friends mark client faults with a 4xx status; a blinking store is a 503; everything else is ours.
   const status = (err as { status?: unknown } | null)?.status;
-  if (typeof status === 'number' && status >= 400 && status < 500) {
+  if (!(err instanceof ApiError) && typeof status === 'number' && status >= 400 && status < 500) {
     return new ApiError(ErrorCode.INVALID_INPUT, { message: 'The request could not be read.' });
   }
-  return new ApiError(ErrorCode.INTERNAL_ERROR);
+  return asApiError(err);
 }
 
 /** DECISIONS §4: text/plain when the client's Accept prefers it over JSON. */

@@ -33,7 +33,7 @@ export const lookupError = z
     data: z.strictObject({
       error: z.string(),
       code: z
-        .enum(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_FORBIDDEN', 'UPSTREAM_BAD_RESPONSE', 'SOURCE_UNAVAILABLE', 'INTERNAL_ERROR'])
+        .enum(['UPSTREAM_RATE_LIMITED', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_FORBIDDEN', 'UPSTREAM_BAD_RESPONSE', 'SOURCE_UNAVAILABLE', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'])
         .optional()
         .describe('Only on upstream and internal failures.'),
     }),
@@ -47,6 +47,10 @@ export const sheetUnauthorized = z
 export const notFoundPath = z
   .strictObject({ error: z.literal('Not Found'), message: z.string() })
   .meta({ id: 'NotFound', description: 'Unknown path.' });
+
+export const serviceUnavailable = z
+  .strictObject({ status: z.literal('error'), message: z.literal(MESSAGES.SERVICE_UNAVAILABLE), code: z.literal('SERVICE_UNAVAILABLE') })
+  .meta({ id: 'ServiceUnavailable', description: 'PostgreSQL or Redis could not be reached for a moment; retry after `Retry-After` seconds.' });
 
 export const internalError = z
   .strictObject({ error: z.strictObject({ message: z.literal(MESSAGES.INTERNAL_ERROR) }) })
@@ -120,6 +124,8 @@ export function errorBodySchema(code: ErrorCode, style: ErrorStyle): z.ZodType {
       return style === 'lookup' ? lookupError : flatError;
     case 'INTERNAL_ERROR':
       return style === 'lookup' ? lookupError : internalError;
+    case 'SERVICE_UNAVAILABLE':
+      return style === 'lookup' ? lookupError : serviceUnavailable;
     case 'UPSTREAM_RATE_LIMITED':
     case 'UPSTREAM_UNAVAILABLE':
     case 'UPSTREAM_FORBIDDEN':

@@ -1,10 +1,11 @@
 /**
  * What a lookup failure means to a caller: live-source failures keep their UPSTREAM_* code (and
  * Retry-After only when the source said how long), a runner that cannot serve it now (unreachable,
- * its lookup capacity full, out of time) is SOURCE_UNAVAILABLE, 503 with Retry-After, anything else is INTERNAL_ERROR without its text (SPEC "Data source codes").
+ * its lookup capacity full, out of time) is SOURCE_UNAVAILABLE, 503 with Retry-After, a blinking store is SERVICE_UNAVAILABLE, anything else is INTERNAL_ERROR without its text (SPEC "Data source codes").
  */
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
+import { asApiError } from '../errors/unavailable.ts';
 import { isUpstreamError } from '../live/errors.ts';
 import { RunnerError } from '@uda/shared/runner-contract';
 
@@ -18,7 +19,7 @@ export function lookupFailure(error: unknown): ApiError {
   if (error instanceof RunnerError && NOT_NOW.has(error.code)) {
     return new ApiError(ErrorCode.SOURCE_UNAVAILABLE, {}, { 'Retry-After': String(error.retryAfterSeconds ?? SOURCE_RETRY_AFTER_S) });
   }
-  return new ApiError(ErrorCode.INTERNAL_ERROR);
+  return asApiError(error);
 }
 
 /** Runner answers that mean "not now": the lookup is a 503 with Retry-After, never a 500 (DECISIONS §4 Fair shares). */

@@ -22,8 +22,8 @@ export interface DocumentedRoute {
 
 export const API_VERSION = '1.0.0';
 
-/** Every route can answer these: the burst limit runs before routing, and anything unexpected is a 500. */
-const ALWAYS: readonly ErrorCode[] = ['RATE_LIMITED', 'INTERNAL_ERROR'];
+/** Every route can answer these: the burst limit runs before routing, a store that blinks is a 503, and anything unexpected is a 500. */
+const ALWAYS: readonly ErrorCode[] = ['RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'];
 
 const SECURITY_SCHEMES = {
   bearer: {
@@ -144,7 +144,7 @@ function errorHeaders(codes: readonly ErrorCode[]): Record<string, z.ZodType> {
     if (code === 'REQUEST_LIMIT_EXCEEDED') Object.assign(headers, anonymousLimitHeaders);
     if (code === 'RATE_LIMITED' || code === 'EXPORT_LIMIT_EXCEEDED' || code === 'SHEET_LIMIT_EXCEEDED') Object.assign(headers, dailyCapHeaders, retryAfter);
     if (code === 'RUNNER_BUDGET_EXCEEDED') Object.assign(headers, retryAfter);
-    if (code === 'QUERY_BUSY' || code === 'QUERY_BACKEND_UNAVAILABLE' || code === 'EXPORT_UNAVAILABLE' || code === 'UPSTREAM_RATE_LIMITED' || code === 'SOURCE_UNAVAILABLE') {
+    if (code === 'QUERY_BUSY' || code === 'QUERY_BACKEND_UNAVAILABLE' || code === 'EXPORT_UNAVAILABLE' || code === 'UPSTREAM_RATE_LIMITED' || code === 'SOURCE_UNAVAILABLE' || code === 'SERVICE_UNAVAILABLE') {
       Object.assign(headers, optional(retryAfter));
     }
     if (code === 'METHOD_NOT_ALLOWED') headers.Allow = z.literal('POST');

@@ -318,6 +318,15 @@ export interface components {
                 message: "Internal Server Error";
             };
         };
+        /** @description PostgreSQL or Redis could not be reached for a moment; retry after `Retry-After` seconds. */
+        ServiceUnavailable: {
+            /** @constant */
+            status: "error";
+            /** @constant */
+            message: "The service could not reach its database or cache for a moment. Nothing was charged; please retry.";
+            /** @constant */
+            code: "SERVICE_UNAVAILABLE";
+        };
         /** @description A SQL failure: the flat shape with `code`. */
         SqlError: {
             /** @constant */
@@ -391,7 +400,7 @@ export interface components {
                  * @description Only on upstream and internal failures.
                  * @enum {string}
                  */
-                code?: "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_BAD_RESPONSE" | "SOURCE_UNAVAILABLE" | "INTERNAL_ERROR";
+                code?: "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_BAD_RESPONSE" | "SOURCE_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
             };
         };
         /** @description 402 on data lookups. Nothing was charged. */
@@ -481,6 +490,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -624,14 +643,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -850,14 +869,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -1076,14 +1095,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -1302,14 +1321,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -1528,14 +1547,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -1763,14 +1782,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description EXPORT_UNAVAILABLE. See docs/errors.md. */
+            /** @description EXPORT_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -1998,14 +2017,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description EXPORT_UNAVAILABLE. See docs/errors.md. */
+            /** @description EXPORT_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2063,6 +2082,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
         };
     };
     mcpGet: {
@@ -2109,6 +2138,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2173,6 +2212,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
         };
     };
     mcpDelete: {
@@ -2219,6 +2268,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2309,6 +2368,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2416,6 +2485,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
         };
     };
     getDataset: {
@@ -2503,6 +2582,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
         };
     };
     deleteDataset: {
@@ -2569,6 +2658,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2688,6 +2787,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
         };
     };
     searchDataset: {
@@ -2803,14 +2912,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2933,14 +3042,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -3054,7 +3163,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3175,7 +3284,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3301,7 +3410,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3427,7 +3536,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
