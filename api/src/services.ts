@@ -77,8 +77,12 @@ export interface Guards {
   /** The burst limit, taken with a route's own limits (`routes/index.ts`). */
   readonly burst: CounterGuard;
   readonly anonymousLimit: RequestHandler;
+  /** A key of an account with a verified email: SQL and exports (DECISIONS §5 "Email"). */
   readonly requireKey: RequestHandler;
+  /** Any key: the connected-sheet routes that read or delete. */
   readonly requireSheetKey: RequestHandler;
+  /** A key of an account with a verified email: sheet uploads and sheet SQL. */
+  readonly requireVerifiedSheetKey: RequestHandler;
   readonly exportCap: RequestHandler;
   readonly sheetCap: RequestHandler;
   readonly requireCredit: RequestHandler;
@@ -309,8 +313,9 @@ function buildGuards(s: { backend: LimiterBackend; counters: Counters; limits: L
   return {
     burst: burstGuard({ counter: counters.burst, points: limits.burst.points, metrics }),
     anonymousLimit: anonymousLimit({ backend, counter: counters.anonymous, points: limits.anonymous.points, metrics }),
-    requireKey: requireKey({ body: 'flat' }),
+    requireKey: requireKey({ body: 'flat', verified: true }),
     requireSheetKey: requireKey({ body: 'sheet' }),
+    requireVerifiedSheetKey: requireKey({ body: 'sheet', verified: true }),
     exportCap: dailyCap(exportCapOptions),
     sheetCap: dailyCap(sheetCapOptions),
     requireCredit: requireCredit(s.billing),

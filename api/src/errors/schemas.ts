@@ -133,6 +133,7 @@ export function errorBodySchema(code: ErrorCode, style: ErrorStyle): z.ZodType {
     case 'QUERY_BUSY':
     case 'QUERY_BACKEND_UNAVAILABLE':
     case 'RUNNER_BUDGET_EXCEEDED':
+    case 'EMAIL_NOT_VERIFIED':
       return sqlError;
     case 'AUTH_REQUIRED':
     case 'EXPORT_LIMIT_EXCEEDED':
@@ -155,6 +156,8 @@ export function errorBodySchema(code: ErrorCode, style: ErrorStyle): z.ZodType {
     case 'EMAIL_TAKEN':
     case 'REAUTH_REQUIRED':
     case 'PAYMENTS_PENDING':
+    case 'EMAIL_LINK_INVALID':
+    case 'EMAIL_RATE_LIMITED':
       return sessionError;
   }
 }
