@@ -56,6 +56,9 @@ import { KubernetesRunnerPool } from './runners/k8s-pool.ts';
 import { StaticRunnerPool, type RunnerPool } from './runners/pool.ts';
 import { OperatorApprovalPayments } from './session/payments.ts';
 import { SigninLimit } from './session/signin-limit.ts';
+import { EmailLimit } from './session/email-limit.ts';
+import { EmailTokens } from './session/email-tokens.ts';
+import { MailQueue, createMailer } from './mail/mailer.ts';
 import { SessionStore } from './session/store.ts';
 
 /**
@@ -131,6 +134,12 @@ export interface Services {
   readonly signinLimit: SigninLimit;
   /** Upgrade and top-off requests: the dashboard records them, admin decides them. */
   readonly payments: OperatorApprovalPayments;
+  /** The single-use tokens of verification and password-reset links. */
+  readonly emailTokens: EmailTokens;
+  /** Verification and reset emails asked for, per account, email and address. */
+  readonly emailLimit: EmailLimit;
+  /** Outgoing email, sent in the background: SMTP, or the outbox folder by default. */
+  readonly mail: MailQueue;
 }
 
 export interface ServiceOverrides {
@@ -242,6 +251,9 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     sessions: new SessionStore(db),
     signinLimit: new SigninLimit(limiterBackend),
     payments: new OperatorApprovalPayments(db, accounts),
+    emailTokens: new EmailTokens(db),
+    emailLimit: new EmailLimit(limiterBackend),
+    mail: new MailQueue(createMailer(config, logger), logger),
   };
 }
 
@@ -333,6 +345,8 @@ export async function closeServices(services: Services, options: { keepDb?: bool
   await services.runnerPool.close();
   // Writes the last batch of last_used_at before the database closes.
   await services.keys.close();
+  // Emails already on their way are sent (their tokens are stored) before the process ends.
+  await services.mail.close();
   await services.limiterBackend.close();
   if (!options.keepDb) await services.db.destroy();
 }
