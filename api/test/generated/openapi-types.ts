@@ -574,13 +574,13 @@ export interface operations {
                     "application/json": components["schemas"]["InsufficientCredit"];
                 };
             };
-            /** @description DATASET_FORBIDDEN. See docs/errors.md. */
+            /** @description EMAIL_NOT_VERIFIED, DATASET_FORBIDDEN. See docs/errors.md. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["FlatError"];
                 };
             };
             /** @description QUERY_TIMEOUT. See docs/errors.md. */
@@ -772,13 +772,13 @@ export interface operations {
                     "application/json": components["schemas"]["InsufficientCredit"];
                 };
             };
-            /** @description DATASET_FORBIDDEN. See docs/errors.md. */
+            /** @description EMAIL_NOT_VERIFIED, DATASET_FORBIDDEN. See docs/errors.md. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["FlatError"];
                 };
             };
             /** @description QUERY_TIMEOUT. See docs/errors.md. */
@@ -998,13 +998,13 @@ export interface operations {
                     "application/json": components["schemas"]["InsufficientCredit"];
                 };
             };
-            /** @description DATASET_FORBIDDEN. See docs/errors.md. */
+            /** @description EMAIL_NOT_VERIFIED, DATASET_FORBIDDEN. See docs/errors.md. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["FlatError"];
                 };
             };
             /** @description QUERY_TIMEOUT. See docs/errors.md. */
@@ -1224,13 +1224,13 @@ export interface operations {
                     "application/json": components["schemas"]["InsufficientCredit"];
                 };
             };
-            /** @description DATASET_FORBIDDEN. See docs/errors.md. */
+            /** @description EMAIL_NOT_VERIFIED, DATASET_FORBIDDEN. See docs/errors.md. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["FlatError"];
                 };
             };
             /** @description QUERY_TIMEOUT. See docs/errors.md. */
@@ -1450,13 +1450,13 @@ export interface operations {
                     "application/json": components["schemas"]["InsufficientCredit"];
                 };
             };
-            /** @description DATASET_FORBIDDEN. See docs/errors.md. */
+            /** @description EMAIL_NOT_VERIFIED, DATASET_FORBIDDEN. See docs/errors.md. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["FlatError"];
                 };
             };
             /** @description QUERY_TIMEOUT. See docs/errors.md. */
@@ -1679,6 +1679,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InsufficientCredit"];
+                };
+            };
+            /** @description EMAIL_NOT_VERIFIED. See docs/errors.md. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqlError"];
                 };
             };
             /** @description EXPORT_NOT_FOUND. See docs/errors.md. */
@@ -1914,6 +1923,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InsufficientCredit"];
+                };
+            };
+            /** @description EMAIL_NOT_VERIFIED. See docs/errors.md. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqlError"];
                 };
             };
             /** @description EXPORT_NOT_FOUND. See docs/errors.md. */
@@ -2375,6 +2393,15 @@ export interface operations {
                     "application/json": components["schemas"]["SheetUnauthorized"];
                 };
             };
+            /** @description EMAIL_NOT_VERIFIED. See docs/errors.md. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqlError"];
+                };
+            };
             /** @description DATASET_CONFLICT. See docs/errors.md. */
             409: {
                 headers: {
@@ -2638,6 +2665,15 @@ export interface operations {
                     "application/json": components["schemas"]["SheetUnauthorized"];
                 };
             };
+            /** @description EMAIL_NOT_VERIFIED. See docs/errors.md. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqlError"];
+                };
+            };
             /** @description DATASET_NOT_FOUND. See docs/errors.md. */
             404: {
                 headers: {
@@ -2874,13 +2910,13 @@ export interface operations {
                     "application/json": components["schemas"]["SheetUnauthorized"];
                 };
             };
-            /** @description DATASET_FORBIDDEN. See docs/errors.md. */
+            /** @description DATASET_FORBIDDEN, EMAIL_NOT_VERIFIED. See docs/errors.md. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"];
                 };
             };
             /** @description DATASET_NOT_FOUND. See docs/errors.md. */
