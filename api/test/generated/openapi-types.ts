@@ -318,13 +318,13 @@ export interface components {
                 message: "Internal Server Error";
             };
         };
-        /** @description A SQL failure: the flat shape with `code`. */
+        /** @description A SQL failure, or an email not verified yet (SQL, exports, sheet uploads): the flat shape with `code`. */
         SqlError: {
             /** @constant */
             status: "error";
             message: string;
             /** @enum {string} */
-            code: "QUERY_INVALID" | "QUERY_TIMEOUT" | "QUERY_RESULT_TOO_LARGE" | "QUERY_BUSY" | "QUERY_BACKEND_UNAVAILABLE" | "RUNNER_BUDGET_EXCEEDED";
+            code: "QUERY_INVALID" | "QUERY_TIMEOUT" | "QUERY_RESULT_TOO_LARGE" | "QUERY_BUSY" | "QUERY_BACKEND_UNAVAILABLE" | "RUNNER_BUDGET_EXCEEDED" | "EMAIL_NOT_VERIFIED";
         };
         /** @description Export, SQL and connected-sheet routes. */
         FlatError: {
