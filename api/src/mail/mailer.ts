@@ -66,9 +66,11 @@ export class OutboxMailer implements Mailer {
 }
 
 /**
- * Sends in the background, so a request never waits on the mail server (and a password-reset
- * request answers in the same time whether or not it sends anything). A failure is logged without
- * the link, whose token is a credential; `close` waits for what is still on its way.
+ * Sends in the background, after the current request has answered, so a request never waits on
+ * the mail server. `later` also runs the work that decides the message there (a password reset
+ * looks up the email only after answering, so its answer takes the same time for any email). A
+ * failure is logged without the link, whose token is a credential; `close` waits for what is still
+ * on its way.
  */
 export class MailQueue {
   readonly #mailer: Mailer;
@@ -81,15 +83,26 @@ export class MailQueue {
   }
 
   post(message: MailMessage): void {
-    const sending = this.#mailer
-      .send(message)
-      .catch((error: unknown) => this.#logger.error({ err: error, subject: message.subject }, 'email could not be sent'))
+    this.later(async () => message);
+  }
+
+  /** Runs `compose` on the next turn of the event loop (after the answer is written) and sends what it returns, if anything. */
+  later(compose: () => Promise<MailMessage | undefined>): void {
+    const sending = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(compose)
+      .then((message) => message && this.#mailer.send(message))
+      .catch((error: unknown) => this.#logger.error({ err: error }, 'email could not be sent'))
       .finally(() => this.#pending.delete(sending));
     this.#pending.add(sending);
   }
 
+  /** Resolves once every email posted so far is sent or has failed (shutdown, tests, benchmarks). */
+  async settled(): Promise<void> {
+    while (this.#pending.size) await Promise.all(this.#pending);
+  }
+
   async close(): Promise<void> {
-    await Promise.all(this.#pending);
+    await this.settled();
     await this.#mailer.close();
   }
 }

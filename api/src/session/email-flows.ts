@@ -41,13 +41,16 @@ export async function verifyEmail(deps: EmailDeps, token: string): Promise<strin
 }
 
 /**
- * "Forgot password": the same work whether or not the email has an account (one statement that
- * inserts a token or nothing, and a background send), so its answer and timing tell nothing.
+ * "Forgot password": the request only hands the email to the background, so its answer and its
+ * timing are the same whether or not the email has an account. There, one statement stores a
+ * token or nothing, and only an account gets the email.
  */
-export async function requestPasswordReset(deps: EmailDeps, email: string, origin: string): Promise<void> {
-  const issued = await deps.tokens.issueForEmail(email, 'reset');
-  // Users are stored by their normalised email, so that is the address: no second lookup.
-  if (issued) deps.mail.post(resetEmail(normaliseEmail(email), resetLink(origin, issued.token)));
+export function requestPasswordReset(deps: EmailDeps, email: string, origin: string): void {
+  deps.mail.later(async () => {
+    const issued = await deps.tokens.issueForEmail(email, 'reset');
+    // Users are stored by their normalised email, so that is the address: no second lookup.
+    return issued && resetEmail(normaliseEmail(email), resetLink(origin, issued.token));
+  });
 }
 
 /**

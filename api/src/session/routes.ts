@@ -166,7 +166,7 @@ const EMAIL_ROUTES: readonly SessionRoute[] = [
       async function forgotRoute(req, res) {
         const { email } = inputOf(req, forgotBody);
         await s.emailLimit.reset(req, email);
-        await requestPasswordReset(emailDeps(s), email, publicOrigin(s.config.PUBLIC_URL, req));
+        requestPasswordReset(emailDeps(s), email, publicOrigin(s.config.PUBLIC_URL, req));
         res.status(202).json({ status: 'success', message: FORGOT_ANSWER } satisfies EmailAnswer);
       },
   },
