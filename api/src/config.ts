@@ -113,6 +113,21 @@ export const apiEnv = z
       .max(120_000)
       .default(10_000)
       .describe('On SIGTERM: time allowed for in-flight requests to finish'),
+    SMTP_URL: z
+      .string()
+      .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+      .optional()
+      .describe(
+        'SMTP server for verification and password-reset emails, e.g. smtps://user:pass@mail.example.com:465 (a Secret in the chart); unset writes each email as an .eml file under DATA_DIR/outbox and logs its path and link',
+      ),
+    MAIL_FROM: z.string().min(3).default('Unified Data API <no-reply@localhost>').describe('From address of the emails the service sends'),
+    PUBLIC_URL: z
+      .url()
+      .regex(/^https?:\/\//, 'must be an http(s):// URL')
+      .optional()
+      .describe(
+        'Public base URL of the service, used in the links of emails (e.g. https://data.example.com); unset uses the address the API listens on, which suits the embedded default only',
+      ),
     SHEETS_MAX_UPLOAD_MB: z.coerce
       .number()
       .int()

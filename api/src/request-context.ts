@@ -17,6 +17,7 @@ export type Caller =
       readonly tier: Tier;
       readonly keyId: string;
       readonly legacy: boolean;
+      readonly emailVerified: boolean;
     };
 
 interface Context {

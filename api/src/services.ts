@@ -56,6 +56,9 @@ import { KubernetesRunnerPool } from './runners/k8s-pool.ts';
 import { StaticRunnerPool, type RunnerPool } from './runners/pool.ts';
 import { OperatorApprovalPayments } from './session/payments.ts';
 import { SigninLimit } from './session/signin-limit.ts';
+import { EmailLimit } from './session/email-limit.ts';
+import { EmailTokens } from './session/email-tokens.ts';
+import { MailQueue, createMailer } from './mail/mailer.ts';
 import { SessionStore } from './session/store.ts';
 
 /**
@@ -77,8 +80,12 @@ export interface Guards {
   /** The burst limit, taken with a route's own limits (`routes/index.ts`). */
   readonly burst: CounterGuard;
   readonly anonymousLimit: RequestHandler;
+  /** A key of an account with a verified email: SQL and exports (DECISIONS §5 "Email"). */
   readonly requireKey: RequestHandler;
+  /** Any key: the connected-sheet routes that read or delete. */
   readonly requireSheetKey: RequestHandler;
+  /** A key of an account with a verified email: sheet uploads and sheet SQL. */
+  readonly requireVerifiedSheetKey: RequestHandler;
   readonly exportCap: RequestHandler;
   readonly sheetCap: RequestHandler;
   readonly requireCredit: RequestHandler;
@@ -127,6 +134,12 @@ export interface Services {
   readonly signinLimit: SigninLimit;
   /** Upgrade and top-off requests: the dashboard records them, admin decides them. */
   readonly payments: OperatorApprovalPayments;
+  /** The single-use tokens of verification and password-reset links. */
+  readonly emailTokens: EmailTokens;
+  /** Verification and reset emails asked for, per account, email and address. */
+  readonly emailLimit: EmailLimit;
+  /** Outgoing email, sent in the background: SMTP, or the outbox folder by default. */
+  readonly mail: MailQueue;
 }
 
 export interface ServiceOverrides {
@@ -238,6 +251,9 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     sessions: new SessionStore(db),
     signinLimit: new SigninLimit(limiterBackend),
     payments: new OperatorApprovalPayments(db, accounts),
+    emailTokens: new EmailTokens(db),
+    emailLimit: new EmailLimit(limiterBackend),
+    mail: new MailQueue(createMailer(config, logger), logger),
   };
 }
 
@@ -309,8 +325,9 @@ function buildGuards(s: { backend: LimiterBackend; counters: Counters; limits: L
   return {
     burst: burstGuard({ counter: counters.burst, points: limits.burst.points, metrics }),
     anonymousLimit: anonymousLimit({ backend, counter: counters.anonymous, points: limits.anonymous.points, metrics }),
-    requireKey: requireKey({ body: 'flat' }),
+    requireKey: requireKey({ body: 'flat', verified: true }),
     requireSheetKey: requireKey({ body: 'sheet' }),
+    requireVerifiedSheetKey: requireKey({ body: 'sheet', verified: true }),
     exportCap: dailyCap(exportCapOptions),
     sheetCap: dailyCap(sheetCapOptions),
     requireCredit: requireCredit(s.billing),
@@ -328,6 +345,8 @@ export async function closeServices(services: Services, options: { keepDb?: bool
   await services.runnerPool.close();
   // Writes the last batch of last_used_at before the database closes.
   await services.keys.close();
+  // Emails already on their way are sent (their tokens are stored) before the process ends.
+  await services.mail.close();
   await services.limiterBackend.close();
   if (!options.keepDb) await services.db.destroy();
 }

@@ -1,27 +1,41 @@
 /**
- * The dashboard: sign-in, then four pages behind hash links (API keys, Usage, Sheets, SQL console).
- * Plain TypeScript and the DOM; every piece of user text goes in as a text node.
+ * The dashboard: sign-in, then four pages behind hash links (API keys, Usage, Sheets, SQL console)
+ * and "verify your email"; the pages emailed links open (verify, reset) and "forgot password"
+ * stand alone, signed in or not. Plain TypeScript and the DOM; every piece of user text goes in as
+ * a text node.
  */
 import './style.css';
 import { call, messageOf, setCsrfToken } from './api.ts';
 import { h, replace, status } from './dom.ts';
+import { forgotPage, resetPage, verifyLinkPage, verifyPage } from './pages/email.ts';
 import { keysPage } from './pages/keys.ts';
 import { sheetsPage } from './pages/sheets.ts';
 import { sqlPage } from './pages/sql.ts';
 import { usagePage } from './pages/usage.ts';
 import type { PageContext, SessionInfo } from './page-context.ts';
 
-const PAGES: Record<string, { title: string; render: (ctx: PageContext) => Promise<HTMLElement> }> = {
+const PAGES: Record<string, { title: string; render: (ctx: PageContext) => Promise<HTMLElement>; inNav?: false }> = {
   keys: { title: 'API keys', render: keysPage },
   usage: { title: 'Usage', render: usagePage },
   sheets: { title: 'Sheets', render: sheetsPage },
   sql: { title: 'SQL console', render: sqlPage },
+  verify: { title: 'Verify your email', render: verifyPage, inNav: false },
 };
+
+/** The pages that need no session: an emailed link's, and "forgot password". */
+async function standalonePage(hash: string): Promise<HTMLElement | undefined> {
+  const link = /^#\/(verify|reset)\/([A-Za-z0-9_-]+)$/.exec(hash);
+  if (link?.[1] === 'verify') return verifyLinkPage(link[2] as string);
+  if (link?.[1] === 'reset') return resetPage(link[2] as string);
+  return hash === '#/forgot' ? forgotPage() : undefined;
+}
 
 const app = document.getElementById('app') as HTMLElement;
 let welcome = false;
 
 async function start(): Promise<void> {
+  const alone = await standalonePage(location.hash);
+  if (alone) return replace(app, alone);
   const answer = await call<SessionInfo>('/session');
   if (!answer.ok) return showSignIn();
   setCsrfToken(answer.body.csrf_token);
@@ -61,6 +75,7 @@ function showSignIn(): void {
         h('p', { class: 'hint' }, 'At least 10 characters.'),
         h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Sign in'), h('button', { type: 'button', onclick: submit('/signup') }, 'Sign up')),
         feedback,
+        h('p', {}, h('a', { href: '#/forgot' }, 'Forgot password?')),
       ),
     ),
   );
@@ -87,7 +102,9 @@ async function showPage(session: SessionInfo): Promise<void> {
       h(
         'nav',
         { 'aria-label': 'Dashboard' },
-        ...Object.entries(PAGES).map(([key, p]) => h('a', { href: `#/${key}`, 'aria-current': key === name ? 'page' : undefined }, p.title)),
+        ...Object.entries(PAGES)
+          .filter(([, p]) => p.inNav !== false)
+          .map(([key, p]) => h('a', { href: `#/${key}`, 'aria-current': key === name ? 'page' : undefined }, p.title)),
       ),
       h('span', { class: 'who' }, session.email, ' · ', session.tier),
       h('button', { type: 'button', onclick: signOut }, 'Sign out'),

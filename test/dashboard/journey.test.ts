@@ -1,10 +1,13 @@
 /**
  * The dashboard journey in real Chromium (Debian's, through playwright-core) against a real API on
- * loopback with a query-runner on a real export, the sheets worker, PostgreSQL, Redis and S3: sign
- * up, create a key, reveal, copy (read from the clipboard), use the key over HTTP, replace, revoke
- * (the old keys are anonymous on lookups and 401 on SQL), upload a sheet and wait for ready, search
- * it, run SQL in the console and see its cost. Key and sheet names carry XSS payloads that must stay
- * text. Screenshots of every page go to test-output/screenshots/.
+ * loopback with a query-runner on a real export, the sheets worker, PostgreSQL, Redis, S3 and a real
+ * SMTP server: sign up, create a key (lookups work, SQL is 403 until the email is verified), resend
+ * the verification email, follow its link, and the same key runs SQL; reveal, copy (read from the
+ * clipboard), replace, revoke (the old keys are anonymous on lookups and 401 on SQL), upload a sheet
+ * and wait for ready, search it, run SQL in the console and see its cost; forgot password, follow
+ * the emailed link, set a new password: the old session has ended, the old password fails and the
+ * new one signs in. Key and sheet names carry XSS payloads that must stay text. Screenshots of
+ * every page go to test-output/screenshots/.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +18,7 @@ import { startTestSheetsWorker } from '@uda/test-support/sheets-env';
 import type { TestApi } from '@uda/test-support/api-harness';
 import { type Stack, openStack } from '@uda/test-support/sql-stack';
 import { launchChromium } from '@uda/test-support/browser';
+import { type TestSmtp, startTestSmtp } from '@uda/test-support/smtp';
 import { buildDashboard } from './build.ts';
 
 const SHOTS = join(process.cwd(), 'test-output', 'screenshots');
@@ -25,6 +29,7 @@ const SALES_CSV = 'Order ID,Amount,Customer Name\n1,10.50,Ada Lovelace\n2,7.25,"
 let stack: Stack;
 let worker: SheetsWorker;
 let api: TestApi;
+let smtp: TestSmtp;
 let browser: BrowserContext;
 let page: Page;
 const cspViolations: string[] = [];
@@ -34,7 +39,8 @@ beforeAll(async () => {
   await buildDashboard();
   stack = await openStack('dashboard');
   worker = startTestSheetsWorker(stack.ctx.db, stack.bucket.store);
-  api = await stack.start();
+  smtp = await startTestSmtp();
+  api = await stack.start({ config: { SMTP_URL: smtp.url } });
   browser = await launchChromium({ permissions: ['clipboard-read', 'clipboard-write'] });
   await browser.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: api.url });
   page = await browser.newPage();
@@ -48,6 +54,7 @@ afterAll(async () => {
   await api?.close();
   await worker?.stop();
   await stack?.close();
+  await smtp?.close();
 });
 
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
@@ -74,7 +81,7 @@ async function shownKey(): Promise<string> {
   return (await code.textContent()) ?? '';
 }
 
-it('a new user goes from sign-up to a working key, sheets and SQL, all in the browser', async () => {
+it('a new user goes from sign-up to a verified key, sheets and SQL, then resets the password by email, all in the browser', async () => {
   try {
     await journey();
   } catch (error) {
@@ -92,12 +99,16 @@ async function journey(): Promise<void> {
   expect(csp).not.toContain('unsafe-inline');
 
   // Sign up.
-  await page.getByLabel('Email').fill(`journey-${Date.now()}@example.com`);
+  const email = `journey-${Date.now()}@example.com`;
+  await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill('a long enough password');
   await shot('sign-in');
   await page.getByRole('button', { name: 'Sign up' }).click();
   await page.getByRole('heading', { name: 'API keys' }).waitFor();
   expect(await page.getByText('Welcome!').isVisible()).toBe(true);
+  // The Keys page says what an unverified account may do.
+  await page.getByRole('heading', { name: 'Verify your email' }).waitFor();
+  await page.getByText('your key makes lookups and MCP searches at the Free allowance; SQL, exports and sheet uploads answer 403').waitFor();
   await shot('api-keys-empty');
 
   // Create a key whose name is an XSS payload: shown as text, never run.
@@ -108,6 +119,24 @@ async function journey(): Promise<void> {
   await page.getByRole('cell', { name: KEY_XSS, exact: true }).waitFor();
   expect(await page.locator('table img').count()).toBe(0);
   await shot('api-keys-created');
+
+  // Before the email is verified the key makes lookups, and SQL answers 403.
+  expect(await lookup(key)).toEqual({ status: 200, account_state: 'authenticated' });
+  expect(await sql(key)).toBe(403);
+  // The sign-up email arrived; Resend sends another; its link, followed in the browser, verifies.
+  expect((await smtp.next(email)).subject).toBe('Verify your email for the Unified Data API');
+  await page.getByRole('button', { name: 'Resend email' }).click();
+  await page.getByText(`We sent a new link to ${email}.`).waitFor();
+  await shot('verify-email');
+  const verification = await smtp.next(email);
+  expect(verification.link).toMatch(new RegExp(`^${api.url}/dashboard/#/verify/[A-Za-z0-9_-]{43}$`));
+  await page.goto(verification.link as string);
+  await page.getByRole('heading', { name: 'Email verified' }).waitFor();
+  await page.getByText(`${email} is verified`).waitFor();
+  await shot('email-verified');
+  await page.getByRole('link', { name: 'Go to your dashboard' }).click();
+  await page.getByRole('heading', { name: 'API keys' }).waitFor();
+  expect(await page.getByRole('heading', { name: 'Verify your email' }).count()).toBe(0);
 
   // Reveal and Copy.
   await page.reload();
@@ -212,6 +241,45 @@ async function journey(): Promise<void> {
   await page.getByRole('button', { name: 'Delete sheet' }).click();
   await page.getByText('No sheets yet.').waitFor();
   expect(await quota.textContent()).toBe('Your plan holds 10 sheets and 100 MB of files: you use 0 sheets and 0 MB.');
+
+  // Forgot password: the emailed link sets a new password and ends every session.
+  // Two sessions are open: this browser's, and one signed in elsewhere.
+  const elsewhere = await fetch(`${api.url}/dashboard/api/signin`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: 'a long enough password' }),
+  });
+  const sessions = [
+    `uda_session=${(await browser.cookies(`${api.url}/dashboard/`)).find((c) => c.name === 'uda_session')?.value}`,
+    (elsewhere.headers.getSetCookie()[0] ?? '').split(';')[0] as string,
+  ];
+  const sessionAnswers = () => Promise.all(sessions.map(async (cookie) => (await fetch(`${api.url}/dashboard/api/session`, { headers: { cookie } })).status));
+  expect(await sessionAnswers()).toEqual([200, 200]);
+  await page.goto(`${api.url}/dashboard/#/forgot`);
+  await page.getByRole('heading', { name: 'Forgot password' }).waitFor();
+  await page.getByLabel('Email').fill(email);
+  await page.getByRole('button', { name: 'Send reset link' }).click();
+  await page.getByText('If an account uses this email, a link to reset its password is on its way.').waitFor();
+  await shot('forgot-password');
+  const reset = await smtp.next(email);
+  expect(reset.subject).toBe('Reset your Unified Data API password');
+  await page.goto(reset.link as string);
+  await page.getByRole('heading', { name: 'Reset password' }).waitFor();
+  await page.getByLabel('New password', { exact: true }).fill('a brand new password');
+  await page.getByLabel('New password again').fill('a brand new password');
+  await page.getByRole('button', { name: 'Set new password' }).click();
+  await page.getByText('Your password is changed and every session has ended.').waitFor();
+  await shot('reset-password');
+  expect(await sessionAnswers()).toEqual([401, 401]);
+  await page.getByRole('link', { name: 'Sign in' }).click();
+  await page.getByRole('link', { name: 'Forgot password?' }).waitFor();
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill('a long enough password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByText('Wrong email or password.').waitFor();
+  await page.getByLabel('Password').fill('a brand new password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'API keys' }).waitFor();
 
   // Sign out ends the session.
   await page.getByRole('button', { name: 'Sign out' }).click();

@@ -78,6 +78,7 @@ const secretEnvNames = [
   'KEY_ENCRYPTION_KEY',
   'ADMIN_TOKEN',
   'OPENALEX_API_KEY',
+  'SMTP_URL',
   'S3_ACCESS_KEY_ID',
   'S3_SECRET_ACCESS_KEY',
   'RUNNER_TOKEN',

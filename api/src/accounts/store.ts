@@ -15,6 +15,8 @@ export interface Account {
   /** Buckets after the lazy monthly reset, as of the read. */
   readonly grantMicro: number;
   readonly topoffMicro: number;
+  /** The account opened the link sent to its email, or an operator made it (DECISIONS §5 "Email"). */
+  readonly emailVerified: boolean;
 }
 
 export interface AccountRow {
@@ -24,6 +26,7 @@ export interface AccountRow {
   grant_micro: string | number;
   topoff_micro: string | number;
   period: string;
+  email_verified_at?: Date | string | null;
   /** Counts every change of the buckets (a trigger): a cached balance never goes back to an older one. */
   balance_version?: string | number;
 }
@@ -35,14 +38,18 @@ export class AccountStore {
   /** Told after a top-up, a tier or a grant change: the billing core's cached balance follows. */
   readonly #balanceListeners: ((accountId: string) => Promise<void>)[] = [];
 
-  /** `onTierChange`: cached keys carry the tier, so every pod must hear of a change (`keys/changes.ts`). */
+  /** `onTierChange`: cached keys carry the tier and the email's verification, so every pod must hear of a change (`keys/changes.ts`). */
   constructor(db: Db, now: () => Date = () => new Date(), onTierChange: (accountId: string) => Promise<void> = async () => undefined) {
     this.#db = db;
     this.#now = now;
     this.#onTierChange = onTierChange;
   }
 
-  async create(input: { email: string; tier: Tier }): Promise<Account> {
+  /**
+   * `emailVerified: false` is for self-serve sign-up only: an account an operator makes (the admin
+   * API, the CLI, tests) needs no proof of its email.
+   */
+  async create(input: { email: string; tier: Tier; emailVerified?: boolean }): Promise<Account> {
     const id = randomUUID();
     await this.#db('accounts').insert({
       id,
@@ -51,8 +58,16 @@ export class AccountStore {
       grant_micro: MONTHLY_GRANT_MICRO_USD[input.tier],
       topoff_micro: 0,
       period: periodOf(this.#now()),
+      email_verified_at: input.emailVerified === false ? null : this.#now(),
     });
     return this.mustGet(id);
+  }
+
+  /** The account proved its email; false when it had already. Cached keys carry the state, so every pod hears of it. */
+  async markEmailVerified(id: string): Promise<boolean> {
+    const updated = await this.#db('accounts').where({ id }).whereNull('email_verified_at').update({ email_verified_at: this.#now(), updated_at: this.#db.fn.now() });
+    if (updated) await this.#onTierChange(id);
+    return updated > 0;
   }
 
   async get(id: string): Promise<Account | undefined> {
@@ -129,7 +144,7 @@ export class AccountStore {
 /** An account row as of `now`, with the lazy monthly reset applied to its grant. */
 export function accountFromRow(row: AccountRow, now: Date): Account {
   const grant = effectiveGrant({ tier: row.tier, grantMicro: Number(row.grant_micro), period: row.period }, now);
-  return { id: row.id, email: row.email, tier: row.tier, grantMicro: grant, topoffMicro: Number(row.topoff_micro) };
+  return { id: row.id, email: row.email, tier: row.tier, grantMicro: grant, topoffMicro: Number(row.topoff_micro), emailVerified: Boolean(row.email_verified_at) };
 }
 
 export class AccountNotFound extends Error {

@@ -77,6 +77,9 @@ export function bodyFor(error: ApiError, ctx: BodyContext): Body {
     case ErrorCode.EMAIL_TAKEN:
     case ErrorCode.REAUTH_REQUIRED:
     case ErrorCode.PAYMENTS_PENDING:
+    case ErrorCode.EMAIL_NOT_VERIFIED:
+    case ErrorCode.EMAIL_LINK_INVALID:
+    case ErrorCode.EMAIL_RATE_LIMITED:
       return { status: 'error', message: error.message, code: error.code };
     case ErrorCode.DATASET_NOT_FOUND:
     case ErrorCode.DATASET_FORBIDDEN:

@@ -12,6 +12,8 @@ import { PAYMENT_LIMITS, SHEET_QUOTAS } from '../accounts/quotas.ts';
 import { apiEnv } from '../config.ts';
 import { DEFAULT_LIMITS } from '../limits.ts';
 import { MAX_HEADER_BYTES } from '../server.ts';
+import { EMAIL_LIMITS } from '../session/email-limit.ts';
+import { EMAIL_TOKEN_TTL_S } from '../session/email-tokens.ts';
 import type { ErrorCode } from './codes.ts';
 
 export interface ErrorEntry {
@@ -67,6 +69,9 @@ export const ERROR_CATALOG: Readonly<Record<ErrorCode, ErrorEntry>> = {
   EMAIL_TAKEN: { when: 'Dashboard sign-up with an email that already has an account.', action: 'Sign in instead.', shape: SESSION },
   PAYMENTS_PENDING: { when: `A dashboard payment request while ${PAYMENT_LIMITS.pendingPerAccount} of the account's requests still wait for an operator.`, action: 'Wait until an operator approves or rejects one.', shape: SESSION },
   REAUTH_REQUIRED: { when: 'Reveal on the dashboard when the sign-in is more than a few minutes old.', action: 'Enter the password again.', shape: SESSION },
+  EMAIL_NOT_VERIFIED: { when: 'SQL (`/api/v1/query*`, a sheet\'s query, MCP `run_sql`), an export download or a sheet upload by an account that signed up itself and has not opened the link sent to its email yet. Lookups and MCP search work meanwhile, at the Free allowance. Accounts made by an operator are verified.', action: 'Open the link in the email (the dashboard\'s Keys page sends a new one), then retry.', shape: SQL },
+  EMAIL_LINK_INVALID: { when: `A dashboard verification or password-reset link that is expired (verification after ${duration(EMAIL_TOKEN_TTL_S.verify)}, reset after ${duration(EMAIL_TOKEN_TTL_S.reset)}), used already, or not one the service sent.`, action: 'Ask for a new link: "Resend" on the dashboard for verification, "Forgot password" for a reset.', shape: SESSION },
+  EMAIL_RATE_LIMITED: { when: `Too many emails asked for: verification ${count(EMAIL_LIMITS.verifyPerAccount.points)} per account and ${count(EMAIL_LIMITS.verifyPerAddress.points)} per IP per ${duration(EMAIL_LIMITS.verifyPerAccount.durationS).replace(/^1 /, '')}; password reset ${count(EMAIL_LIMITS.resetPerEmail.points)} per email and ${count(EMAIL_LIMITS.resetPerAddress.points)} per IP per ${duration(EMAIL_LIMITS.resetPerEmail.durationS).replace(/^1 /, '')}.`, action: 'Wait `Retry-After` seconds; check the spam folder for the emails already sent.', shape: SESSION },
   INTERNAL_ERROR: { when: 'An unexpected failure inside the service. The body never carries internal text; `X-Request-Id` identifies it in the logs.', action: 'Retry later; report the `X-Request-Id` if it persists.', shape: '`{error: {message: "Internal Server Error"}}`, or the lookup envelope with `data.code`' },
   SERVICE_UNAVAILABLE: { when: 'PostgreSQL or Redis could not be reached for a moment (a restart, a failover, a pool that cannot connect). Any route can answer it; nothing was charged.', action: 'Retry after `Retry-After` seconds.', shape: '`{status, message, code}`, or the lookup envelope with `data.code`' },
   ADMIN_UNAUTHORIZED: { when: 'The admin API (private port) without the admin token.', action: 'Operators only: send the admin bearer token.', shape: FLAT },

@@ -60,6 +60,13 @@ export const ErrorCode = {
   EMAIL_TAKEN: 'EMAIL_TAKEN',
   REAUTH_REQUIRED: 'REAUTH_REQUIRED',
   PAYMENTS_PENDING: 'PAYMENTS_PENDING',
+  // Verified sign-up and password reset by email (DECISIONS §5 "Email").
+  /** SQL, exports and sheet uploads before the account opened the link sent to its email. */
+  EMAIL_NOT_VERIFIED: 'EMAIL_NOT_VERIFIED',
+  /** A verification or reset link that is expired, used already, or not one we sent. */
+  EMAIL_LINK_INVALID: 'EMAIL_LINK_INVALID',
+  /** Too many verification or reset emails asked for, per account, email or address. */
+  EMAIL_RATE_LIMITED: 'EMAIL_RATE_LIMITED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -107,6 +114,9 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   EMAIL_TAKEN: 409,
   REAUTH_REQUIRED: 401,
   PAYMENTS_PENDING: 409,
+  EMAIL_NOT_VERIFIED: 403,
+  EMAIL_LINK_INVALID: 400,
+  EMAIL_RATE_LIMITED: 429,
 };
 
 /** Messages fixed by the spec or by DECISIONS, quoted exactly. */
@@ -135,6 +145,10 @@ export const MESSAGES = {
   SIGNIN_RATE_LIMITED: 'Too many sign-in attempts. Wait a few minutes and try again.',
   EMAIL_TAKEN: 'An account with this email already exists. Sign in instead.',
   REAUTH_REQUIRED: 'Enter your password again to reveal the key.',
+  EMAIL_NOT_VERIFIED:
+    'Verify your email first: open the link we sent to it (the dashboard can send it again). Until then this account can make lookups and MCP searches, but not SQL, exports or sheet uploads.',
+  EMAIL_LINK_INVALID: 'This link is not valid. Ask for a new one.',
+  EMAIL_RATE_LIMITED: 'Too many emails asked for. Wait a while and try again.',
 } as const;
 
 /** Extra facts some codes put in their body. */

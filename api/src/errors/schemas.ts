@@ -15,15 +15,15 @@ export const sqlError = z
   .strictObject({
     status: z.literal('error'),
     message: z.string(),
-    code: z.enum(['QUERY_INVALID', 'QUERY_TIMEOUT', 'QUERY_RESULT_TOO_LARGE', 'QUERY_BUSY', 'QUERY_BACKEND_UNAVAILABLE', 'RUNNER_BUDGET_EXCEEDED']),
+    code: z.enum(['QUERY_INVALID', 'QUERY_TIMEOUT', 'QUERY_RESULT_TOO_LARGE', 'QUERY_BUSY', 'QUERY_BACKEND_UNAVAILABLE', 'RUNNER_BUDGET_EXCEEDED', 'EMAIL_NOT_VERIFIED']),
   })
-  .meta({ id: 'SqlError', description: 'A SQL failure: the flat shape with `code`.' });
+  .meta({ id: 'SqlError', description: 'A SQL failure, or an email not verified yet (SQL, exports, sheet uploads): the flat shape with `code`.' });
 
 /** The dashboard's internal session routes (not in the public document): flat with `code`. */
 export const sessionError = z.strictObject({
   status: z.literal('error'),
   message: z.string(),
-  code: z.enum(['SESSION_REQUIRED', 'CSRF_REJECTED', 'SIGNIN_FAILED', 'SIGNIN_RATE_LIMITED', 'EMAIL_TAKEN', 'REAUTH_REQUIRED', 'PAYMENTS_PENDING']),
+  code: z.enum(['SESSION_REQUIRED', 'CSRF_REJECTED', 'SIGNIN_FAILED', 'SIGNIN_RATE_LIMITED', 'EMAIL_TAKEN', 'REAUTH_REQUIRED', 'PAYMENTS_PENDING', 'EMAIL_LINK_INVALID', 'EMAIL_RATE_LIMITED']),
 });
 
 export const lookupError = z
@@ -139,6 +139,7 @@ export function errorBodySchema(code: ErrorCode, style: ErrorStyle): z.ZodType {
     case 'QUERY_BUSY':
     case 'QUERY_BACKEND_UNAVAILABLE':
     case 'RUNNER_BUDGET_EXCEEDED':
+    case 'EMAIL_NOT_VERIFIED':
       return sqlError;
     case 'AUTH_REQUIRED':
     case 'EXPORT_LIMIT_EXCEEDED':
@@ -161,6 +162,8 @@ export function errorBodySchema(code: ErrorCode, style: ErrorStyle): z.ZodType {
     case 'EMAIL_TAKEN':
     case 'REAUTH_REQUIRED':
     case 'PAYMENTS_PENDING':
+    case 'EMAIL_LINK_INVALID':
+    case 'EMAIL_RATE_LIMITED':
       return sessionError;
   }
 }

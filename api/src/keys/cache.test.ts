@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { KeyCache } from './cache.ts';
 
-const key = (accountId: string) => ({ keyId: `k-${accountId}`, accountId, tier: 'free' as const, legacy: false });
+const key = (accountId: string) => ({ keyId: `k-${accountId}`, accountId, tier: 'free' as const, legacy: false, emailVerified: true });
 const options = { size: 3, ttlMs: 30_000, fallbackTtlMs: 1_000, negativeTtlMs: 2_000 };
 const trusted = { now: 0, trusted: true };
 

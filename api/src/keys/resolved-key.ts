@@ -6,4 +6,6 @@ export interface ResolvedKey {
   accountId: string;
   tier: Tier;
   legacy: boolean;
+  /** The account's email is verified (DECISIONS §5 "Email"): SQL, exports and sheet uploads need it. */
+  emailVerified: boolean;
 }

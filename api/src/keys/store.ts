@@ -131,9 +131,9 @@ export class KeyStore {
     const row = await this.#db('api_keys as k')
       .join('accounts as a', 'a.id', 'k.account_id')
       .where({ 'k.lookup_hash': hash, 'k.status': 'active' })
-      .first('k.id', 'k.account_id', 'k.legacy', 'a.tier');
+      .first('k.id', 'k.account_id', 'k.legacy', 'a.tier', 'a.email_verified_at');
     const value: ResolvedKey | undefined = row
-      ? { keyId: row.id, accountId: row.account_id, tier: row.tier, legacy: row.legacy }
+      ? { keyId: row.id, accountId: row.account_id, tier: row.tier, legacy: row.legacy, emailVerified: row.email_verified_at !== null }
       : undefined;
     this.#cache.set(hash, value, { now, generation });
     return value;

@@ -1,6 +1,7 @@
 /**
  * Sign-up and sign-in as plain functions (the routes only translate HTTP). A new user gets a new
- * Free account with its monthly grant; every successful sign-in or sign-up starts a new session.
+ * Free account with its monthly grant, its email not verified yet; every successful sign-in or
+ * sign-up starts a new session.
  */
 import type { AccountStore } from '../accounts/store.ts';
 import type { Db } from '../db/index.ts';
@@ -19,7 +20,8 @@ export interface AuthDeps {
 export async function signUp(deps: AuthDeps, email: string, password: string): Promise<{ sessionId: string; user: DashboardUser }> {
   if (await deps.sessions.emailTaken(email)) throw new ApiError(ErrorCode.EMAIL_TAKEN);
   const passwordHash = await hashPassword(password);
-  const account = await deps.accounts.create({ email, tier: 'free' });
+  // Self-serve: unverified until the link sent to the email is opened (DECISIONS §5 "Email").
+  const account = await deps.accounts.create({ email, tier: 'free', emailVerified: false });
   const user = await deps.sessions.createUser({ accountId: account.id, email, passwordHash });
   if (!user) {
     // A concurrent sign-up took the email between the check and the insert: undo our account.

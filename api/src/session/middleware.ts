@@ -34,7 +34,7 @@ export function requireSession({ store, accounts }: { store: SessionStore; accou
     if (!session) throw new ApiError(ErrorCode.SESSION_REQUIRED);
     const account = await accounts.mustGet(session.accountId);
     sessions.set(req, session);
-    setCaller(req, { kind: 'account', ip: clientIp(req), accountId: account.id, tier: account.tier, keyId: `session:${session.userId}`, legacy: false });
+    setCaller(req, { kind: 'account', ip: clientIp(req), accountId: account.id, tier: account.tier, keyId: `session:${session.userId}`, legacy: false, emailVerified: account.emailVerified });
     next();
   };
 }

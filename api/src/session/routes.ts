@@ -20,13 +20,20 @@ import { setStyle } from '../request-context.ts';
 import type { Services } from '../services.ts';
 import { sqlNameOf } from '../sheets/names.ts';
 import { listDatasets } from '../sheets/store.ts';
+import { publicOrigin } from '../mail/messages.ts';
 import { signIn, signUp } from './auth.ts';
+import { requestPasswordReset, resendVerification, resetPassword, sendVerification, verifyEmail } from './email-flows.ts';
 import { clearSessionCookie, sessionIdOf, setSessionCookie } from './cookies.ts';
 import { requireCsrf, requireSession, sessionOf } from './middleware.ts';
 import { verifyPassword } from './passwords.ts';
 import {
   credentialsBody,
   doneAnswer,
+  emailAnswer,
+  forgotBody,
+  resetBody,
+  verifyBody,
+  type EmailAnswer,
   keyAnswer,
   keyNameBody,
   keysAnswer,
@@ -108,7 +115,80 @@ async function startSession(services: Services, req: Request, res: Response, ses
 }
 
 const authDeps = (s: Services) => ({ db: s.db, accounts: s.accounts, sessions: s.sessions });
+const emailDeps = (s: Services) => ({ accounts: s.accounts, sessions: s.sessions, tokens: s.emailTokens, mail: s.mail });
 const SESSION_ERRORS = [ErrorCode.SESSION_REQUIRED, ErrorCode.CSRF_REJECTED] as const;
+
+/** One answer for every email, known or not. */
+const FORGOT_ANSWER = 'If an account uses this email, a link to reset its password is on its way. It works once, for 1 hour.';
+
+/** Verified sign-up and password reset by email (DECISIONS §5 "Email"): the flows are `email-flows.ts`. */
+const EMAIL_ROUTES: readonly SessionRoute[] = [
+  {
+    method: 'post',
+    path: '/email/resend',
+    summary: 'Send the verification link again',
+    status: 202,
+    answer: emailAnswer,
+    errors: [...SESSION_ERRORS, ErrorCode.INVALID_INPUT, ErrorCode.EMAIL_RATE_LIMITED],
+    handler: (s) =>
+      async function resendRoute(req, res) {
+        const session = sessionOf(req);
+        await s.emailLimit.verification(req, session.accountId);
+        await resendVerification(emailDeps(s), { id: session.userId, email: session.email, accountId: session.accountId }, publicOrigin(s.config.PUBLIC_URL, req));
+        res.status(202).json({ status: 'success', message: `We sent a new link to ${session.email}.` } satisfies EmailAnswer);
+      },
+  },
+  {
+    method: 'post',
+    path: '/email/verify',
+    summary: 'Verify the email with the token of the link sent to it (no session needed)',
+    status: 200,
+    answer: emailAnswer,
+    errors: [ErrorCode.INVALID_INPUT, ErrorCode.EMAIL_LINK_INVALID],
+    body: verifyBody,
+    signedIn: false,
+    handler: (s) =>
+      async function verifyRoute(req, res) {
+        const email = await verifyEmail(emailDeps(s), inputOf(req, verifyBody).token);
+        res.json({ status: 'success', message: `${email} is verified: SQL, exports and sheet uploads are open to your keys.` } satisfies EmailAnswer);
+      },
+  },
+  {
+    method: 'post',
+    path: '/password/forgot',
+    summary: 'Email a password-reset link (the same answer whether or not the email has an account)',
+    status: 202,
+    answer: emailAnswer,
+    errors: [ErrorCode.INVALID_INPUT, ErrorCode.EMAIL_RATE_LIMITED],
+    body: forgotBody,
+    signedIn: false,
+    handler: (s) =>
+      async function forgotRoute(req, res) {
+        const { email } = inputOf(req, forgotBody);
+        await s.emailLimit.reset(req, email);
+        requestPasswordReset(emailDeps(s), email, publicOrigin(s.config.PUBLIC_URL, req));
+        res.status(202).json({ status: 'success', message: FORGOT_ANSWER } satisfies EmailAnswer);
+      },
+  },
+  {
+    method: 'post',
+    path: '/password/reset',
+    summary: 'Set a new password with the token of the reset link; every session of the account ends',
+    status: 200,
+    answer: emailAnswer,
+    errors: [ErrorCode.INVALID_INPUT, ErrorCode.EMAIL_LINK_INVALID],
+    body: resetBody,
+    signedIn: false,
+    handler: (s) =>
+      async function resetRoute(req, res) {
+        const { token, password } = inputOf(req, resetBody);
+        await resetPassword(emailDeps(s), token, password);
+        // This browser's session, if any, ended with the others: its cookie goes too.
+        clearSessionCookie(req, res);
+        res.json({ status: 'success', message: 'Your password is changed and every session has ended. Sign in with the new password.' } satisfies EmailAnswer);
+      },
+  },
+];
 
 const OWN_ROUTES: readonly SessionRoute[] = [
   {
@@ -125,6 +205,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
         const body = inputOf(req, credentialsBody);
         await s.signinLimit.signUp(req);
         const { sessionId, user } = await signUp(authDeps(s), body.email, body.password);
+        await sendVerification(emailDeps(s), user, publicOrigin(s.config.PUBLIC_URL, req));
         await startSession(s, req, res, sessionId);
         res.status(201).json({ status: 'success', email: user.email } satisfies SignedInAnswer);
       },
@@ -146,6 +227,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
         res.json({ status: 'success', email: user.email } satisfies SignedInAnswer);
       },
   },
+  ...EMAIL_ROUTES,
   {
     method: 'post',
     path: '/signout',
@@ -173,7 +255,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
         const session = sessionOf(req);
         const account = await s.accounts.mustGet(session.accountId);
         res.setHeader('Cache-Control', 'no-store');
-        res.json({ status: 'success', email: session.email, tier: account.tier, csrf_token: session.csrfToken } satisfies SessionAnswer);
+        res.json({ status: 'success', email: session.email, tier: account.tier, email_verified: account.emailVerified, csrf_token: session.csrfToken } satisfies SessionAnswer);
       },
   },
   {

@@ -14,13 +14,17 @@ export const PASSWORD_MIN_LENGTH = 10;
 export const PASSWORD_MAX_LENGTH = 200;
 
 // Inputs.
-export const credentialsBody = z.object({
-  email: z.email({ error: 'Enter a valid email address.' }).max(254),
-  password: z
-    .string({ error: 'Enter a password.' })
-    .min(PASSWORD_MIN_LENGTH, `The password needs at least ${PASSWORD_MIN_LENGTH} characters.`)
-    .max(PASSWORD_MAX_LENGTH, `The password is at most ${PASSWORD_MAX_LENGTH} characters.`),
-});
+const newEmail = z.email({ error: 'Enter a valid email address.' }).max(254);
+const newPassword = z
+  .string({ error: 'Enter a password.' })
+  .min(PASSWORD_MIN_LENGTH, `The password needs at least ${PASSWORD_MIN_LENGTH} characters.`)
+  .max(PASSWORD_MAX_LENGTH, `The password is at most ${PASSWORD_MAX_LENGTH} characters.`);
+export const credentialsBody = z.object({ email: newEmail, password: newPassword });
+/** The token of an emailed link: 32 random bytes in base64url; anything else is refused before a lookup. */
+const linkToken = z.string({ error: 'The link has no token. Open the whole link from the email.' }).regex(/^[A-Za-z0-9_-]{43}$/, 'This link is not valid. Check that it was copied whole, or ask for a new one.');
+export const verifyBody = z.object({ token: linkToken });
+export const forgotBody = z.object({ email: newEmail });
+export const resetBody = z.object({ token: linkToken, password: newPassword });
 export const signinBody = z.object({ email: z.string().max(254), password: z.string().max(PASSWORD_MAX_LENGTH) });
 export const keyNameBody = z.object({ name: z.string().trim().min(1, 'Give the key a name.').max(100, 'The name is at most 100 characters.') });
 export const revealBody = z.object({ password: z.string().max(PASSWORD_MAX_LENGTH).optional() });
@@ -39,9 +43,19 @@ export const ledgerQuery = z.object({
 
 // Answers.
 export const doneAnswer = z.object({ status: success });
+/** Verification, resend, forgot and reset: what happened, in words for the page. */
+export const emailAnswer = z.object({ status: success, message: z.string() });
+export type EmailAnswer = z.infer<typeof emailAnswer>;
 export const signedInAnswer = z.object({ status: success, email: z.string() });
 export type SignedInAnswer = z.infer<typeof signedInAnswer>;
-export const sessionAnswer = z.object({ status: success, email: z.string(), tier: z.enum(TIER_NAMES), csrf_token: z.string() });
+export const sessionAnswer = z.object({
+  status: success,
+  email: z.string(),
+  tier: z.enum(TIER_NAMES),
+  /** False until the account opens the link sent to its email: SQL, exports and sheet uploads wait for it. */
+  email_verified: z.boolean(),
+  csrf_token: z.string(),
+});
 export type SessionAnswer = z.infer<typeof sessionAnswer>;
 
 export const keyItemSchema = z.object({

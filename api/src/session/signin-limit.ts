@@ -11,7 +11,7 @@ import type { Request } from 'express';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
-import type { LimiterBackend } from '../limiter/types.ts';
+import type { CounterTake, LimiterBackend } from '../limiter/types.ts';
 import { clientIp } from '../request-context.ts';
 import { normaliseEmail } from './store.ts';
 
@@ -76,9 +76,13 @@ export class SigninLimit {
     }
   }
 
-  async #take(takes: Parameters<LimiterBackend['take']>[0]): Promise<void> {
-    const results = await this.#backend.take(takes);
-    const over = results.find((r) => r.over);
-    if (over) throw new ApiError(ErrorCode.SIGNIN_RATE_LIMITED, {}, { 'Retry-After': String(Math.max(1, Math.ceil(over.msBeforeNext / 1000))) });
+  async #take(takes: readonly CounterTake[]): Promise<void> {
+    await takeOrRefuse(this.#backend, takes, ErrorCode.SIGNIN_RATE_LIMITED);
   }
+}
+
+/** Takes the counts, or throws `code` (a 429) with the Retry-After of the first counter that is over. */
+export async function takeOrRefuse(backend: LimiterBackend, takes: readonly CounterTake[], code: ErrorCode): Promise<void> {
+  const over = (await backend.take(takes)).find((r) => r.over);
+  if (over) throw new ApiError(code, {}, { 'Retry-After': String(Math.max(1, Math.ceil(over.msBeforeNext / 1000))) });
 }

@@ -55,8 +55,7 @@ export class SessionStore {
   }
 
   async userByEmail(email: string): Promise<DashboardUser | undefined> {
-    const row = await this.#db('dashboard_users').where({ email: normaliseEmail(email) }).first();
-    return row && { id: row.id, accountId: row.account_id, email: row.email, passwordHash: row.password_hash };
+    return userOf(await this.#db('dashboard_users').where({ email: normaliseEmail(email) }).first());
   }
 
   /** A new session; returns the plain id for the cookie (never stored). */
@@ -93,6 +92,18 @@ export class SessionStore {
     };
   }
 
+  async userById(id: string): Promise<DashboardUser | undefined> {
+    return userOf(await this.#db('dashboard_users').where({ id }).first());
+  }
+
+  /** A password reset: the new hash, and every session of the user ends (together, or neither). */
+  async setPasswordEndingSessions(userId: string, passwordHash: string): Promise<void> {
+    await this.#db.transaction(async (trx) => {
+      await trx('dashboard_users').where({ id: userId }).update({ password_hash: passwordHash });
+      await trx('dashboard_sessions').where({ user_id: userId }).delete();
+    });
+  }
+
   async passwordHashOf(userId: string): Promise<string | undefined> {
     const row = await this.#db('dashboard_users').where({ id: userId }).first('password_hash');
     return row?.password_hash;
@@ -106,4 +117,8 @@ export class SessionStore {
   async deleteSession(id: string): Promise<void> {
     await this.#db('dashboard_sessions').where({ id_hash: sha256(id) }).delete();
   }
+}
+
+function userOf(row: { id: string; account_id: string; email: string; password_hash: string } | undefined): DashboardUser | undefined {
+  return row && { id: row.id, accountId: row.account_id, email: row.email, passwordHash: row.password_hash };
 }

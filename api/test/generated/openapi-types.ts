@@ -318,22 +318,13 @@ export interface components {
                 message: "Internal Server Error";
             };
         };
-        /** @description PostgreSQL or Redis could not be reached for a moment; retry after `Retry-After` seconds. */
-        ServiceUnavailable: {
-            /** @constant */
-            status: "error";
-            /** @constant */
-            message: "The service could not reach its database or cache for a moment. Nothing was charged; please retry.";
-            /** @constant */
-            code: "SERVICE_UNAVAILABLE";
-        };
-        /** @description A SQL failure: the flat shape with `code`. */
+        /** @description A SQL failure, or an email not verified yet (SQL, exports, sheet uploads): the flat shape with `code`. */
         SqlError: {
             /** @constant */
             status: "error";
             message: string;
             /** @enum {string} */
-            code: "QUERY_INVALID" | "QUERY_TIMEOUT" | "QUERY_RESULT_TOO_LARGE" | "QUERY_BUSY" | "QUERY_BACKEND_UNAVAILABLE" | "RUNNER_BUDGET_EXCEEDED";
+            code: "QUERY_INVALID" | "QUERY_TIMEOUT" | "QUERY_RESULT_TOO_LARGE" | "QUERY_BUSY" | "QUERY_BACKEND_UNAVAILABLE" | "RUNNER_BUDGET_EXCEEDED" | "EMAIL_NOT_VERIFIED";
         };
         /** @description Export, SQL and connected-sheet routes. */
         FlatError: {
@@ -400,7 +391,7 @@ export interface components {
                  * @description Only on upstream and internal failures.
                  * @enum {string}
                  */
-                code?: "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_BAD_RESPONSE" | "SOURCE_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+                code?: "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_BAD_RESPONSE" | "SOURCE_UNAVAILABLE" | "INTERNAL_ERROR";
             };
         };
         /** @description 402 on data lookups. Nothing was charged. */
@@ -490,16 +481,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
-            503: {
-                headers: {
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -593,13 +574,13 @@ export interface operations {
                     "application/json": components["schemas"]["InsufficientCredit"];
                 };
             };
-            /** @description DATASET_FORBIDDEN. See docs/errors.md. */
+            /** @description EMAIL_NOT_VERIFIED, DATASET_FORBIDDEN. See docs/errors.md. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["FlatError"];
                 };
             };
             /** @description QUERY_TIMEOUT. See docs/errors.md. */
@@ -643,14 +624,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
+                    "application/json": components["schemas"]["SqlError"];
                 };
             };
         };
@@ -791,13 +772,13 @@ export interface operations {
                     "application/json": components["schemas"]["InsufficientCredit"];
                 };
             };
-            /** @description DATASET_FORBIDDEN. See docs/errors.md. */
+            /** @description EMAIL_NOT_VERIFIED, DATASET_FORBIDDEN. See docs/errors.md. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["FlatError"];
                 };
             };
             /** @description QUERY_TIMEOUT. See docs/errors.md. */
@@ -869,14 +850,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
+                    "application/json": components["schemas"]["SqlError"];
                 };
             };
         };
@@ -1017,13 +998,13 @@ export interface operations {
                     "application/json": components["schemas"]["InsufficientCredit"];
                 };
             };
-            /** @description DATASET_FORBIDDEN. See docs/errors.md. */
+            /** @description EMAIL_NOT_VERIFIED, DATASET_FORBIDDEN. See docs/errors.md. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["FlatError"];
                 };
             };
             /** @description QUERY_TIMEOUT. See docs/errors.md. */
@@ -1095,14 +1076,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
+                    "application/json": components["schemas"]["SqlError"];
                 };
             };
         };
@@ -1243,13 +1224,13 @@ export interface operations {
                     "application/json": components["schemas"]["InsufficientCredit"];
                 };
             };
-            /** @description DATASET_FORBIDDEN. See docs/errors.md. */
+            /** @description EMAIL_NOT_VERIFIED, DATASET_FORBIDDEN. See docs/errors.md. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["FlatError"];
                 };
             };
             /** @description QUERY_TIMEOUT. See docs/errors.md. */
@@ -1321,14 +1302,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
+                    "application/json": components["schemas"]["SqlError"];
                 };
             };
         };
@@ -1469,13 +1450,13 @@ export interface operations {
                     "application/json": components["schemas"]["InsufficientCredit"];
                 };
             };
-            /** @description DATASET_FORBIDDEN. See docs/errors.md. */
+            /** @description EMAIL_NOT_VERIFIED, DATASET_FORBIDDEN. See docs/errors.md. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["FlatError"];
                 };
             };
             /** @description QUERY_TIMEOUT. See docs/errors.md. */
@@ -1547,14 +1528,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
+                    "application/json": components["schemas"]["SqlError"];
                 };
             };
         };
@@ -1700,6 +1681,15 @@ export interface operations {
                     "application/json": components["schemas"]["InsufficientCredit"];
                 };
             };
+            /** @description EMAIL_NOT_VERIFIED. See docs/errors.md. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqlError"];
+                };
+            };
             /** @description EXPORT_NOT_FOUND. See docs/errors.md. */
             404: {
                 headers: {
@@ -1782,14 +1772,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description EXPORT_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
+            /** @description EXPORT_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["ServiceUnavailable"];
+                    "application/json": components["schemas"]["FlatError"];
                 };
             };
         };
@@ -1935,6 +1925,15 @@ export interface operations {
                     "application/json": components["schemas"]["InsufficientCredit"];
                 };
             };
+            /** @description EMAIL_NOT_VERIFIED. See docs/errors.md. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqlError"];
+                };
+            };
             /** @description EXPORT_NOT_FOUND. See docs/errors.md. */
             404: {
                 headers: {
@@ -2017,14 +2016,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description EXPORT_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
+            /** @description EXPORT_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["ServiceUnavailable"];
+                    "application/json": components["schemas"]["FlatError"];
                 };
             };
         };
@@ -2082,16 +2081,6 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
-            503: {
-                headers: {
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ServiceUnavailable"];
-                };
-            };
         };
     };
     mcpGet: {
@@ -2138,16 +2127,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
-            503: {
-                headers: {
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2212,16 +2191,6 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
-            503: {
-                headers: {
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ServiceUnavailable"];
-                };
-            };
         };
     };
     mcpDelete: {
@@ -2268,16 +2237,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
-            503: {
-                headers: {
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2370,16 +2329,6 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
-            503: {
-                headers: {
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ServiceUnavailable"];
-                };
-            };
         };
     };
     createDataset: {
@@ -2444,6 +2393,15 @@ export interface operations {
                     "application/json": components["schemas"]["SheetUnauthorized"];
                 };
             };
+            /** @description EMAIL_NOT_VERIFIED. See docs/errors.md. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqlError"];
+                };
+            };
             /** @description DATASET_CONFLICT. See docs/errors.md. */
             409: {
                 headers: {
@@ -2483,16 +2441,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
-            503: {
-                headers: {
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2582,16 +2530,6 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
-            503: {
-                headers: {
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ServiceUnavailable"];
-                };
-            };
         };
     };
     deleteDataset: {
@@ -2658,16 +2596,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
-            503: {
-                headers: {
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2737,6 +2665,15 @@ export interface operations {
                     "application/json": components["schemas"]["SheetUnauthorized"];
                 };
             };
+            /** @description EMAIL_NOT_VERIFIED. See docs/errors.md. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SqlError"];
+                };
+            };
             /** @description DATASET_NOT_FOUND. See docs/errors.md. */
             404: {
                 headers: {
@@ -2785,16 +2722,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
-                };
-            };
-            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
-            503: {
-                headers: {
-                    "Retry-After"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2912,14 +2839,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
+                    "application/json": components["schemas"]["SqlError"];
                 };
             };
         };
@@ -2983,13 +2910,13 @@ export interface operations {
                     "application/json": components["schemas"]["SheetUnauthorized"];
                 };
             };
-            /** @description DATASET_FORBIDDEN. See docs/errors.md. */
+            /** @description DATASET_FORBIDDEN, EMAIL_NOT_VERIFIED. See docs/errors.md. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["SqlError"];
                 };
             };
             /** @description DATASET_NOT_FOUND. See docs/errors.md. */
@@ -3042,14 +2969,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
+                    "application/json": components["schemas"]["SqlError"];
                 };
             };
         };
@@ -3163,7 +3090,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3284,7 +3211,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3410,7 +3337,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3536,7 +3463,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;

@@ -8,6 +8,7 @@ import { type Answer, call, messageOf } from '../api.ts';
 import { confirmDialog } from '../dialog.ts';
 import { h, replace, status, table, when } from '../dom.ts';
 import type { PageContext } from '../page-context.ts';
+import { verifyNotice } from './email.ts';
 import { quickStart } from './quick-start.ts';
 
 export async function keysPage(ctx: PageContext): Promise<HTMLElement> {
@@ -146,6 +147,7 @@ export async function keysPage(ctx: PageContext): Promise<HTMLElement> {
     { 'aria-labelledby': 'keys-title' },
     h('h1', { id: 'keys-title' }, 'API keys'),
     ctx.welcome ? h('p', { class: 'welcome' }, 'Welcome! Your Free account is ready with its monthly credit. Create a key below, then try the quick start.') : null,
+    ctx.session.email_verified ? null : verifyNotice(ctx.session),
     h('p', {}, 'Send your key as ', h('code', {}, 'Authorization: Bearer <key>'), '. One key is active at a time: creating a key deactivates the previous one.'),
     h('form', { class: 'inline', onsubmit: create }, h('label', { for: 'key-name' }, 'Key name'), nameInput, h('button', { type: 'submit', class: 'primary' }, 'Create key')),
     feedback,

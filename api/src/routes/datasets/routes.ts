@@ -24,14 +24,16 @@ const json = (description: string, schema: z.ZodType): ResponseDoc => ({
 
 const doc = (fields: Omit<RouteDoc, 'tag' | 'auth'>): RouteDoc => ({ tag: 'Connected sheets', auth: 'key', ...fields });
 
-const route = (method: RouteDeclaration['method'], path: string, spec: RouteDoc, handler: (s: Services) => RequestHandler): RouteDeclaration => ({
+/** `verified`: an upload or SQL, which need a verified email (DECISIONS §5 "Email"); reads and deletes do not. */
+const route = (method: RouteDeclaration['method'], path: string, spec: RouteDoc, handler: (s: Services) => RequestHandler, { verified = false } = {}): RouteDeclaration => ({
   method,
   path,
   style: 'flat',
   queryToken: true,
-  doc: spec,
-  handlers: (s) => [s.guards.requireSheetKey, s.guards.sheetCap, handler(s)],
+  doc: verified ? { ...spec, errors: [...spec.errors, ErrorCode.EMAIL_NOT_VERIFIED] } : spec,
+  handlers: (s) => [verified ? s.guards.requireVerifiedSheetKey : s.guards.requireSheetKey, s.guards.sheetCap, handler(s)],
 });
+const VERIFIED = { verified: true };
 
 // The runner's failures, passed through by `sqlFailure`, and a sheet that is not ready (403).
 const SHEET_QUERY_ERRORS = [
@@ -61,6 +63,7 @@ export const datasetRoutes: readonly RouteDeclaration[] = [
       errors: [...COMMON_ERRORS, ...UPLOAD_ERRORS, ErrorCode.DATASET_CONFLICT],
     }),
     createHandler,
+    VERIFIED,
   ),
   route(
     'get',
@@ -100,6 +103,7 @@ export const datasetRoutes: readonly RouteDeclaration[] = [
       errors: [...OWNED_ERRORS, ...UPLOAD_ERRORS, ErrorCode.DATASET_CONFLICT],
     }),
     replaceHandler,
+    VERIFIED,
   ),
   route(
     'delete',
@@ -141,5 +145,6 @@ export const datasetRoutes: readonly RouteDeclaration[] = [
       errors: [...OWNED_ERRORS, ErrorCode.INVALID_INPUT, ...SHEET_QUERY_ERRORS],
     }),
     queryHandler,
+    VERIFIED,
   ),
 ];

@@ -52,6 +52,7 @@ export const exportRoutes: readonly RouteDeclaration[] = [
       errors: [
         ErrorCode.INVALID_INPUT,
         ErrorCode.AUTH_REQUIRED,
+        ErrorCode.EMAIL_NOT_VERIFIED,
         ErrorCode.INSUFFICIENT_CREDIT,
         ErrorCode.EXPORT_NOT_FOUND,
         ErrorCode.EXPORT_LIMIT_EXCEEDED,

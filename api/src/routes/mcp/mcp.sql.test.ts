@@ -45,4 +45,24 @@ describe('MCP run_sql', () => {
     await client.close();
     await api.close();
   });
+
+  it('refuses an account whose email is not verified yet, charging nothing, while search_service works (DECISIONS §5 "Email")', async () => {
+    const api = await stack.ctx.start({ config: { QUERY_RUNNER_URLS: stack.runner.url, DATA_DIR: stack.runner.dataDir } });
+    const account = await api.services.accounts.create({ email: `unverified-${Date.now()}@example.com`, tier: 'free', emailVerified: false });
+    const apiKey = await api.services.keys.create(account.id, 'k');
+    const client = new Client({ name: 'uda-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp?token=${apiKey}`)));
+    const sql = 'SELECT text_id FROM gutenberg ORDER BY text_id LIMIT 1';
+    const refused = (await client.callTool({ name: 'run_sql', arguments: { sql } })) as { content: { text: string }[]; isError?: boolean };
+    expect(refused.isError).toBe(true);
+    expect(refused.content[0]!.text).toMatch(/^Verify your email first/);
+    const search = (await client.callTool({ name: 'search_service', arguments: { source: 'gutenberg', query: 'the art of war', limit: 1 } })) as { isError?: boolean };
+    expect(search.isError).toBeUndefined();
+    await api.services.accounts.markEmailVerified(account.id);
+    const ran = (await client.callTool({ name: 'run_sql', arguments: { sql } })) as { content: { text: string }[]; isError?: boolean };
+    expect(ran.isError).toBeUndefined();
+    expect(JSON.parse(ran.content[0]!.text)).toMatchObject({ row_count: 1 });
+    await client.close();
+    await api.close();
+  });
 });

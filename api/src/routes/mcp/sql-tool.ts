@@ -4,6 +4,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { deliverCharged } from '../../billing/http.ts';
+import { MESSAGES } from '../../errors/codes.ts';
 import { callerOf } from '../../request-context.ts';
 import { sqlResultJson } from '../../sql/result-json.ts';
 import { runSql } from '../../sql/run-sql.ts';
@@ -21,6 +22,7 @@ export const NEEDS_KEY = 'run_sql needs an API key: send it as "Authorization: B
 export async function runSqlTool({ services, req, res }: ToolContext, sql: string, datasetIds: readonly string[]): Promise<CallToolResult> {
   const caller = callerOf(req);
   if (caller.kind !== 'account') return toolText(NEEDS_KEY, true);
+  if (!caller.emailVerified) return toolText(MESSAGES.EMAIL_NOT_VERIFIED, true);
   try {
     const result = await runSql(services, sqlCallerOf(req), { sql, datasetIds, format: 'json' }, sqlHooks(services, req, res));
     // The tool result goes out in this HTTP response: it is delivered when the response is.

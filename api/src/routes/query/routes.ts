@@ -7,6 +7,7 @@ import { queryBody, queryParams, queryResponse } from './schema.ts';
 
 const SQL_ERRORS = [
   ErrorCode.AUTH_REQUIRED,
+  ErrorCode.EMAIL_NOT_VERIFIED,
   ErrorCode.INSUFFICIENT_CREDIT,
   ErrorCode.QUERY_INVALID,
   ErrorCode.DATASET_FORBIDDEN,
