@@ -53,7 +53,7 @@ export class Refunds {
     const queryId = sqlQueryIdOf(chargeKey);
     if (queryId !== undefined) await this.#o.leaseWallet.forgetPaid(accountId, queryId);
     const direct = await this.#o.ledger.refund(chargeKey);
-    const refunded = direct || isLookupKey(chargeKey) ? direct : await this.#o.leaseWallet.refundWindowCharge(accountId, chargeKey);
+    const refunded = direct || isLookupKey(chargeKey) ? direct : await this.#o.leaseWallet.refundWindowCharge(chargeKey);
     if (refunded) {
       // A refund under a lease is counted where it is written (`LeaseWallet.refundLeaseCharge`).
       if (direct) this.#o.metrics?.refunds.inc();

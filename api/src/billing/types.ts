@@ -23,6 +23,9 @@ export interface Buckets {
 export interface Payer {
   readonly accountId: string;
   readonly tier: Tier;
+  /** The API key that made the request, and its route: written to the usage log, never part of a decision. */
+  readonly keyId?: string;
+  readonly route?: string;
 }
 
 export interface ChargeSpec {
