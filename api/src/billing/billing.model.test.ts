@@ -165,6 +165,16 @@ async function readouts(pods: Billing[], account: Parameters<typeof showAccount>
 
 /** One schedule: two pods over one ledger and one Redis. */
 async function runSchedule(batches: Step[][], startBalance: number): Promise<void> {
+  const t0 = Date.now();
+  if (process.env.DEBUG_MODEL) process.stderr.write(`schedule ${JSON.stringify(batches)} ${startBalance}\n`);
+  try {
+    await runScheduleNow(batches, startBalance);
+  } finally {
+    if (process.env.DEBUG_MODEL) process.stderr.write(`  took ${Date.now() - t0} ms\n`);
+  }
+}
+
+async function runScheduleNow(batches: Step[][], startBalance: number): Promise<void> {
   const { pods, startPod, clocks, prefix, forgiven, usage } = twoPods();
   const limiter = new RedisLimiterBackend({ client: ctx.redis, prefix });
   const accounts = new AccountStore(ctx.db);
@@ -337,7 +347,6 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
     await Promise.all(live.map((pod) => pod.flush()));
     // One balance: after every batch, every readout on every live pod, and the ledger, agree.
     const unsettled = await lostUnsettled();
-    if (process.env.DEBUG_MODEL) console.log(await ctx.db('ledger').where({ account_id: account.id }).select('kind', 'idempotency_key', 'amount_micro', 'grant_micro', 'topoff_micro', 'lease_id'), await ctx.db('accounts').where({ id: account.id }).select('grant_micro', 'topoff_micro'), await ctx.redis.hgetall(`${prefix}wal:${account.id}`), await pods[0]!.balance(account.id), await pods[1]!.balance(account.id));
     const expected = deposited - (reported - refundedToCaller - forgivenMicro() - (await unreportedRefunds(account.id, reportedRefunds))) - unsettled;
     expect(await readouts(live, account, deposited, unsettled)).toEqual(Array(4 * live.length + 1).fill(expected));
   }
@@ -436,7 +445,7 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
   it('hold for every schedule of requests, completions, breaks and pod crashes', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.array(step, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 25 }), fc.constantFrom(0, COST, 2 * COST + 5_000, 1_000_000), runSchedule),
-      { numRuns: 60 },
+      { numRuns: Number(process.env.MODEL_RUNS ?? 60) },
     );
   }, 240_000);
 
