@@ -465,7 +465,8 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
     await Promise.all(pods.map((pod) => pod.writesDone()));
     const before = await readouts(pods, account, deposited);
     expect(before).toEqual(Array(before.length).fill(deposited - 3 * LOOKUP_COST));
-    const loops = startBillingLoops(pods[1]!, 100);
+    // Each pod runs its own loops (its journal's flush); pod 1's reconciler settles the lease.
+    const loops = pods.map((pod) => startBillingLoops(pod, 100));
     try {
       for (let i = 0; i < 2_400 && (await openLeases()) > 0; i++) await new Promise((r) => setTimeout(r, 25));
       expect(await openLeases()).toBe(0);
@@ -473,7 +474,7 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
       // Settled: the buckets alone are the balance now.
       expect(await accounts.balance(account.id)).toBe(before[0]);
     } finally {
-      loops.stop();
+      for (const loop of loops) loop.stop();
       for (const pod of pods) await pod.drain(0);
     }
   }, 120_000);
