@@ -10,7 +10,9 @@
  * charge (a SQL result's, an export file's) as a row under its own key, as the window rules read
  * them. A batch keeps its row keys until it is acknowledged, so a retry after an ambiguous failure
  * is a no-op. A charge whose lease was settled before it arrived (another pod settled it) is charged
- * on the buckets instead, under its own key, or forgiven when the buckets cannot cover it.
+ * on the buckets instead, under its own key, or forgiven when the buckets cannot cover it. A window
+ * key another pod wrote first (both spent it after Redis forgot the key) was reported twice: the
+ * second is written under `<key>~<pod>`, a charge of its own, so the ledger holds what was reported.
  * Acknowledged charges go to the usage log (`usage-log.ts`), which keeps the per-request record.
  */
 import { randomUUID } from 'node:crypto';
@@ -52,6 +54,8 @@ interface Batch {
   readonly rows: JournalRow[];
   /** Row key → the entries it carries. */
   readonly members: Map<string, JournalEntry[]>;
+  /** Tries so far: a key found taken on the first is another pod's; on a retry, maybe this batch's own. */
+  attempts: number;
 }
 
 export class Journal {
@@ -114,15 +118,21 @@ export class Journal {
   async #write(): Promise<Set<string>> {
     // A failed batch goes again with the same row keys, then what arrived since.
     const batch = (this.#batch ??= this.#nextBatch());
-    const lateKeys = new Set(await this.#o.leases.writeJournal(batch.rows));
+    const unwritten = await this.#o.leases.writeJournal(batch.rows);
+    const first = batch.attempts++ === 0;
     const written: Written[] = [];
     const lateAccounts = new Set<string>();
     for (const [rowKey, entries] of batch.members) {
-      if (!lateKeys.has(rowKey)) {
+      const status = unwritten.get(rowKey);
+      if (status === 'taken' && first && entries[0]!.window) {
+        written.push(await this.#again(entries[0]!));
+        continue;
+      }
+      if (status !== 'late') {
         for (const entry of entries) written.push({ entry, ledgerKey: rowKey, late: false, forgiven: false });
         continue;
       }
-      for (const entry of entries) written.push(await this.#late(entry));
+      for (const entry of entries) written.push(await this.#late(entry, entry.key));
       lateAccounts.add(entries[0]!.accountId);
     }
     this.#batch = undefined;
@@ -131,12 +141,20 @@ export class Journal {
     return lateAccounts;
   }
 
-  /** A charge whose lease settled before it arrived: on the buckets under its own key, or forgiven. */
-  async #late(entry: JournalEntry): Promise<Written> {
+  /** A charge whose lease settled before it arrived: on the buckets under `ledgerKey`, or forgiven. */
+  async #late(entry: JournalEntry, ledgerKey: string): Promise<Written> {
     const { key, accountId, amountMicro, breakdown, requestId, queryId } = entry;
-    const result = await this.#o.ledger.charge({ accountId, amountMicro, idempotencyKey: key, breakdown, requestId, queryId });
+    const result = await this.#o.ledger.charge({ accountId, amountMicro, idempotencyKey: ledgerKey, breakdown, requestId, queryId });
     if (!result.ok) this.#o.onForgiven?.(key);
-    return { entry, ledgerKey: key, late: true, forgiven: !result.ok };
+    return { entry, ledgerKey, late: true, forgiven: !result.ok };
+  }
+
+  /** A window charge whose key another pod wrote first: this pod's report is written as a charge of its own. */
+  async #again(entry: JournalEntry): Promise<Written> {
+    const ledgerKey = `${entry.key}~${this.#pod}`;
+    const row = { ...this.#rows(new Map([[entry.key, [entry]]]))[0]!, idempotency_key: ledgerKey };
+    const late = (await this.#o.leases.writeJournal([row])).get(ledgerKey) === 'late';
+    return late ? this.#late(entry, ledgerKey) : { entry, ledgerKey, late: false, forgiven: false };
   }
 
   #nextBatch(): Batch {
@@ -150,7 +168,12 @@ export class Journal {
       if (list) list.push(entry);
       else members.set(rowKey, [entry]);
     }
-    const rows = [...members].map(([key, list]): JournalRow => {
+    return { entries, rows: this.#rows(members), members, attempts: 0 };
+  }
+
+  /** One ledger row per member: a flush's lookups of an account and lease summed, a window charge alone. */
+  #rows(members: Map<string, JournalEntry[]>): JournalRow[] {
+    return [...members].map(([key, list]): JournalRow => {
       const first = list[0]!;
       const one = list.length === 1 ? first : undefined;
       return {
@@ -164,7 +187,6 @@ export class Journal {
         query_id: first.window ? (first.queryId ?? null) : null,
       };
     });
-    return { entries, rows, members };
   }
 
   #remember(item: Written): void {

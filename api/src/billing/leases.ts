@@ -31,8 +31,10 @@ const LEASE_MAX_SHARE = 0.5;
 
 // A journal flush (`journal.ts`) in one statement with one parameter. Its rows move no bucket: the
 // lease already took their money. A row is written only under a lease still open, which it locks
-// (FOR SHARE) so a settlement counts it or runs first; the statement answers the keys of rows whose
-// lease had settled and that are not in the ledger yet (the journal charges those on the buckets).
+// (FOR SHARE) so a settlement counts it or runs first. The statement answers the rows it did not
+// write: `late` (their lease had settled; the journal charges them on the buckets) and `taken` (the
+// key was in the ledger already: this batch's earlier attempt, or another pod's charge of the same
+// window key after Redis forgot the key).
 const WRITE_JOURNAL_SQL = `
 WITH r AS (
   SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(idempotency_key text, account_id uuid, lease_id uuid, amount_micro bigint, requests int, breakdown jsonb, request_id text, query_id text)
@@ -43,9 +45,11 @@ WITH r AS (
   SELECT r.account_id, r.idempotency_key, 'charge', r.amount_micro, 0, 0, ?, r.breakdown, r.request_id, r.query_id, r.lease_id, r.requests
   FROM r JOIN open ON open.id = r.lease_id
   ON CONFLICT (idempotency_key) DO NOTHING
+  RETURNING idempotency_key
 )
-SELECT r.idempotency_key AS key FROM r
-WHERE r.lease_id NOT IN (SELECT id FROM open) AND NOT EXISTS (SELECT 1 FROM ledger l WHERE l.idempotency_key = r.idempotency_key)`;
+SELECT r.idempotency_key AS key, CASE WHEN r.lease_id IN (SELECT id FROM open) THEN 'taken' ELSE 'late' END AS status FROM r
+WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.idempotency_key = r.idempotency_key)
+  AND (r.lease_id IN (SELECT id FROM open) OR NOT EXISTS (SELECT 1 FROM ledger l WHERE l.idempotency_key = r.idempotency_key))`;
 
 /** One ledger row a journal flush writes (`journal.ts`). */
 export interface JournalRow {
@@ -162,11 +166,11 @@ export class LeaseBook {
     });
   }
 
-  /** Writes a journal batch under its leases; returns the keys of rows whose lease had settled (not written). */
-  async writeJournal(rows: readonly JournalRow[]): Promise<string[]> {
-    if (!rows.length) return [];
-    const result = await this.#db.raw<{ rows: { key: string }[] }>(WRITE_JOURNAL_SQL, [JSON.stringify(rows), periodOf(this.#date())]);
-    return result.rows.map((r) => r.key);
+  /** Writes a journal batch under its leases; answers the rows it did not write, and why. */
+  async writeJournal(rows: readonly JournalRow[]): Promise<Map<string, 'late' | 'taken'>> {
+    if (!rows.length) return new Map();
+    const result = await this.#db.raw<{ rows: { key: string; status: 'late' | 'taken' }[] }>(WRITE_JOURNAL_SQL, [JSON.stringify(rows), periodOf(this.#date())]);
+    return new Map(result.rows.map((r) => [r.key, r.status]));
   }
 
   /**
