@@ -242,7 +242,9 @@ async function runScheduleNow(batches: Step[][], startBalance: number): Promise<
 
   let reported = 0;
   const open: Open[] = [];
+  /** Pods that serve nothing more: killed (SIGKILL) or stopped (SIGTERM, drained). */
   const crashed = new Set<number>();
+  const killed = new Set<number>();
   const completedKeys = new Set<string>();
   /** A lookup whose pod died before its response: its charge stands (billing.ts, rule 2). */
   const diedWithPod = new Set<string>();
@@ -358,6 +360,7 @@ async function runScheduleNow(batches: Step[][], startBalance: number): Promise<
       case 'crash': {
         // The pod dies: its deliveries are never ended, its hold releases never sent, and it serves nothing more.
         crashed.add(s.pod);
+        killed.add(s.pod);
         loseJournal(pods[s.pod]!);
         for (let i = open.length - 1; i >= 0; i--) {
           if (open[i]!.pod !== s.pod) continue;
@@ -371,9 +374,11 @@ async function runScheduleNow(batches: Step[][], startBalance: number): Promise<
 
   const sendReleases = () => Promise.all(pods.filter((_, i) => !crashed.has(i)).map((pod) => pod.sendReleases()));
   for (const batch of batches) {
-    await Promise.all(batch.map(run));
+    // A SIGTERM stops new requests and lets those in flight finish before its drain: it runs after the batch's other steps.
+    await Promise.all(batch.filter((x) => x.kind !== 'stop').map(run));
+    for (const stop of batch.filter((x) => x.kind === 'stop')) await run(stop);
     // A request that was running on a pod when it died may have reported its charge after the crash step looked.
-    for (const dead of crashed) loseJournal(pods[dead]!);
+    for (const dead of killed) loseJournal(pods[dead]!);
     // An early lease extension runs past its lookup's response: a readout in the middle of its
     // move of credit (buckets first, wallet next) would see it half made.
     await Promise.all(pods.map((pod) => pod.writesDone()));

@@ -19,25 +19,9 @@ import { randomUUID } from 'node:crypto';
 import type { LeaseBook, JournalRow } from './leases.ts';
 import type { Ledger } from './ledger.ts';
 import type { UsageLog } from './usage-log.ts';
-import type { PendingCharge } from './wallet.ts';
+import type { JournalEntry, Written } from './types.ts';
 
-/** A charge in the journal: a lookup's (aggregated in the ledger) or a window's (a row of its own). */
-export interface JournalEntry extends PendingCharge {
-  readonly window: boolean;
-  /** The API key that paid, and the route: for the usage log only. */
-  readonly keyId?: string;
-  readonly route?: string;
-  readonly at: number;
-}
-
-/** Where an acknowledged charge is: under which ledger row (`ledgerKey`), or forgiven. */
-export interface Written {
-  readonly entry: JournalEntry;
-  /** The aggregated row, the charge's own row under its lease, or its own row on the buckets (`late`). */
-  readonly ledgerKey: string;
-  readonly late: boolean;
-  readonly forgiven: boolean;
-}
+export type { JournalEntry, Written } from './types.ts';
 
 /** How many acknowledged charges the journal remembers for their refunds (a response breaks within seconds). */
 const WRITTEN_MAX = 200_000;

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ParquetColumn, writeParquetRows } from '@uda/shared/duckdb';
 import type { ObjectStore } from '@uda/shared/object-store';
-import type { Written } from './journal.ts';
+import type { Written } from './types.ts';
 
 export const USAGE_PREFIX = 'usage/';
 const DAY_MS = 86_400_000;

@@ -23,23 +23,9 @@
  *   release of such a hold moves no credit (its charge reaches the ledger late, on the buckets).
  */
 import type { TakeRider } from '../limiter/types.ts';
-import type { BreakdownItem, Buckets } from './types.ts';
+import type { Buckets, ChargeRecord } from './types.ts';
 
-export type { Buckets } from './types.ts';
-
-/** One charge spent from a wallet, written to the ledger by its pod's journal. */
-export interface ChargeRecord {
-  readonly key: string;
-  readonly amountMicro: number;
-  readonly breakdown?: readonly BreakdownItem[];
-  readonly requestId?: string;
-  readonly queryId?: string;
-}
-
-export interface PendingCharge extends ChargeRecord {
-  readonly accountId: string;
-  readonly leaseId: string;
-}
+export type { Buckets, ChargeRecord, PendingCharge } from './types.ts';
 
 export type SpendResult =
   /** Spent (or already spent under this window key: `duplicate`). `bucketsMicro` undefined: not cached. */
