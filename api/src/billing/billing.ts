@@ -243,6 +243,7 @@ export class Billing {
   async flush(): Promise<void> {
     await this.#holds.send();
     await this.#leaseWallet.flush();
+    await this.#refunds.retryOwed();
   }
 
   /** Stores the usage log's waiting records as a file (`usage-log.ts`); the loop's and the drain's. */
@@ -302,6 +303,7 @@ export class Billing {
     // The releases need Redis; the journal needs only PostgreSQL, and is this pod's alone to write.
     await this.#holds.send();
     await this.#leaseWallet.flush();
+    await this.#refunds.retryOwed();
     await this.#leaseWallet.settleLocal();
     await this.storeUsage();
   }
