@@ -29,13 +29,15 @@
  * 7. Lookups are off PostgreSQL's per-request path (credit leases: `leases.ts`, `wallet.ts`).
  *    PostgreSQL stays the source of truth: a lease is a ledger row that moves a slice of the
  *    balance out of the buckets (the CHECK constraints still keep them >= 0), and an account has at
- *    most one open lease. A lookup is one atomic wallet step that spends from the lease and logs its
- *    charge record; records reach the ledger in batches (`flush`, every 250 ms and on drain) as
- *    charge rows under the lease that move no bucket. Settling a lease closes its wallet first (no
- *    spending after), writes its log, then returns `lease − Σ charges + Σ refunds` in one
- *    transaction; it is idempotent and needs nothing but PostgreSQL and the shared log, so any pod's
- *    reconciler settles the leases of a pod that died. Hence, at every moment:
- *    buckets + unspent lease credit = deposits − Σ charges + Σ refunds (lookups still in the log
+ *    most one open lease. A lookup is one atomic wallet step that spends from the lease; its charge
+ *    record stays in this pod's journal (`journal.ts`), never only in Redis, until PostgreSQL has
+ *    it: a flush (every 250 ms and on drain) writes one charge row per account and lease under the
+ *    lease, moving no bucket, and the per-request records go to the usage log (`usage-log.ts`).
+ *    Settling a lease closes its wallet first (no spending after), writes this pod's journal, then
+ *    returns `lease − Σ charges + Σ refunds` in one transaction; it is idempotent and needs nothing
+ *    but PostgreSQL, so any pod's reconciler settles the leases of a pod that died (a charge that
+ *    arrives after is charged on the buckets, or forgiven). Hence, at every moment:
+ *    buckets + unspent lease credit = deposits − Σ charges + Σ refunds (charges still in a journal
  *    count as charges), and after every lease is settled the buckets alone say so.
  *    `X-Credits-Remaining` is the buckets (as PostgreSQL last reported them, with a version so an
  *    older report never wins) plus the wallet's unspent credit, read in the spend's own step. A
