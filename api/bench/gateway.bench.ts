@@ -144,15 +144,20 @@ try {
   const settle = async () => (await fetch(`${info.chain}/bench/settle`, { method: 'POST' })).ok || Promise.reject(new Error('settle failed'));
   const ledgerTotal = async () =>
     Number((await onServer<{ total: string }>(dbUrl.toString(), `SELECT coalesce(sum(amount_micro), 0) AS total FROM ledger WHERE kind IN ('charge', 'refund')`))[0]?.total);
+  const chargeRows = async () => Number((await onServer<{ n: string }>(dbUrl.toString(), `SELECT count(*) AS n FROM ledger WHERE kind = 'charge'`))[0]?.n);
   await settle();
   const before = await ledgerTotal();
+  const rowsBefore = await chargeRows();
   receivedMicro = 0;
   statuses.clear();
   const requests = info.spreadKeys.map((key) => ({ method: 'GET' as const, headers: { authorization: `Bearer ${key}` } }));
   const pass = await autocannon({ url: `${info.chain}/bench/charged`, connections, amount: 5_000, requests, setupClient: countCost });
   await settle();
   const charged = (await ledgerTotal()) - before;
+  const paid = pass.requests.total - pass.non2xx;
+  const rowsPerThousand = (1_000 * ((await chargeRows()) - rowsBefore)) / Math.max(1, paid);
   console.log(`Reconciliation (${pass.requests.total} charged requests, 50 accounts, ${pass.non2xx} non-2xx ${JSON.stringify(Object.fromEntries(statuses))}, ${pass.errors} errors, ${pass.timeouts} timeouts): ledger net ${charged} micro-USD; X-Credit-Cost received ${receivedMicro} micro-USD: ${charged === receivedMicro ? 'equal' : 'DIFFERENT'}`);
+  console.log(`Ledger rows written: ${rowsPerThousand.toFixed(1)} per 1,000 paid requests (goal ≤ 10; the journal writes one row per account and flush)`);
   console.log('\nGoals: anonymous ≥ 75% of bare and ≤ +2 ms p99; authenticated without charge ≥ 75%; charged ≥ 25%; the charge costs ≤ 10% and < 2 ms p99.');
   console.log(`Command: BENCH_DURATION_S=${duration} BENCH_CONNECTIONS=${connections} npm run bench:gateway   (also BENCH_DATABASE_URL, BENCH_REDIS_URL)`);
 } finally {

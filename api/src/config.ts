@@ -78,6 +78,13 @@ export const apiEnv = z
       .describe(
         'Copies at once (1 or 2) that warm the object cache with each newly published export version, most downloaded files first and within OBJECT_CACHE_MAX_MB; 0 turns warming off',
       ),
+    USAGE_LOG_RETENTION_DAYS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(3_650)
+      .default(35)
+      .describe('Days the usage log (one Parquet record per paid request, under usage/ in the bucket) is kept; refunds, disputes and the reconciliation read it'),
     OBJECT_CACHE_WARM_POLL_MS: ms(3_600_000)
       .min(50)
       .default(15_000)

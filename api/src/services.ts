@@ -25,6 +25,7 @@ import { LEASE_TTL_MS, LeaseBook } from './billing/leases.ts';
 import { type BillingLoops, startBillingLoops } from './billing/loops.ts';
 import { Ledger } from './billing/ledger.ts';
 import { MemoryWallet, type Wallet } from './billing/wallet.ts';
+import { UsageLog } from './billing/usage-log.ts';
 import { RedisWallet } from './billing/wallet-redis.ts';
 import { Metrics } from './metrics.ts';
 import { anonymousLimit } from './middleware/anonymous-limit/index.ts';
@@ -183,7 +184,9 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   const ledger = new Ledger(db, accounts);
   const wallet: Wallet =
     limiterBackend instanceof RedisLimiterBackend ? new RedisWallet({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX }) : new MemoryWallet();
-  const billing = new Billing({ ledger, leases: new LeaseBook(db), wallet, deliveries, metrics, logger });
+  const store = createObjectStore(config);
+  const usage = new UsageLog({ store, retentionDays: config.USAGE_LOG_RETENTION_DAYS });
+  const billing = new Billing({ ledger, leases: new LeaseBook(db), wallet, deliveries, metrics, logger, usage });
   accounts.onBalanceChange(async (accountId) => {
     await billing.refreshBuckets(accountId).catch((err: unknown) => logger.warn({ err }, 'cached balance not refreshed'));
   });
@@ -198,7 +201,6 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   const objectCache = await buildObjectCache(config, metrics, logger);
   metrics.objectCacheBytes = () => objectCache.heldBytes;
   metrics.openCircuits = () => Object.fromEntries(Object.entries(live.breakers.states()).map(([source, state]) => [source, state === 'open']));
-  const store = createObjectStore(config);
   const runners = new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS, token: secrets.runnerToken });
   const manifests = new Manifests(store);
   const downloads = new DownloadCounts();

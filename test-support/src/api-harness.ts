@@ -104,6 +104,8 @@ export interface TestContext {
   database: TestDatabase;
   redis: Redis;
   start(options?: StartOptions): Promise<TestApi>;
+  /** Writes every started API's billing journal to the ledger (what each pod's 250 ms flush does). */
+  flushBilling(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -153,6 +155,10 @@ export async function openTestContext(options: { databaseServerUrl?: string } = 
       };
       open.add(api);
       return api;
+    },
+    async flushBilling() {
+      for (const api of [...open]) await api.services.billing.writesDone();
+      for (const api of [...open]) await api.services.billing.flush();
     },
     async close() {
       for (const api of [...open]) await api.close();

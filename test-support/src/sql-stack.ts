@@ -68,26 +68,16 @@ export async function buildExport(env: Record<string, string>): Promise<void> {
 }
 
 /**
- * The charge and refund rows of one account, once the charges its wallet holds are written: a
- * window's charge, like a lookup's, is spent from the account's credit lease and reaches the ledger
- * with the next flush (every 250 ms). The lease's own rows move credit, they charge nothing.
+ * The charge and refund rows of one account, once every API's journal is written: a window's
+ * charge, like a lookup's, is spent from the account's credit lease and reaches the ledger with the
+ * pod's next flush (every 250 ms); a flush's lookups are one row. The lease's own rows move credit, they charge nothing.
  */
 export async function ledgerOf(ctx: TestContext, accountId: string): Promise<{ kind: string; amount_micro: string; idempotency_key: string }[]> {
-  await pendingWritten(ctx, accountId);
+  // Every started API's journal first (what each pod's 250 ms flush does).
+  await ctx.flushBilling();
   return ctx.db('ledger').where({ account_id: accountId }).whereIn('kind', ['charge', 'refund']).orderBy('id').select('kind', 'amount_micro', 'idempotency_key');
 }
 
-/** Waits (bounded) until no API's wallet in the test Redis holds an unwritten charge of the account. */
-async function pendingWritten(ctx: TestContext, accountId: string): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const logs = await ctx.redis.keys(`*wal-log:${accountId}`);
-    const sizes = await Promise.all(logs.map((key) => ctx.redis.hlen(key)));
-    if (sizes.every((n) => n === 0)) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-/** Net micro-USD charged to an account (charges minus refunds). */
 export async function netCharged(ctx: TestContext, accountId: string): Promise<number> {
   return (await ledgerOf(ctx, accountId)).reduce((sum, row) => sum + Number(row.amount_micro), 0);
 }

@@ -1,6 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { testRoutes } from '../../test/support/test-routes.ts';
+import { readUsageLog } from '../../test/support/usage-log.ts';
+import type { TestApi } from '@uda/test-support/api-harness';
+
+/** The journal written and the usage log stored: the ledger rows and the per-request records of these accounts. */
+async function written(api: TestApi, accountIds: string[]) {
+  await api.services.billing.flush();
+  await api.services.billing.storeUsage();
+  const ledger = await ctx.db('ledger').whereIn('account_id', accountIds).where({ kind: 'charge' }).orderBy('id');
+  const usage = (await readUsageLog(api.services.store, '')).filter((r) => accountIds.includes(r.account_id));
+  return { ledger, usage };
+}
 
 let ctx: TestContext;
 beforeAll(async () => {
@@ -22,11 +33,15 @@ describe('metering', () => {
     const proRes = await api.get('/test/lookup/x?rows=1&cls=encyclopedia', { key: pro.apiKey });
     expect(proRes.headers.get('x-credit-cost')).toBe('0.0125');
     expect(proRes.headers.get('x-credits-remaining')).toBe('98.9875');
-    await api.services.billing.flush();
-    const ledger = await ctx.db('ledger').where({ account_id: free.accountId, kind: 'charge' });
+    // The ledger holds the flush's one row for the account; the usage log the request's record.
+    const { ledger, usage } = await written(api, [free.accountId]);
     expect(ledger).toHaveLength(1);
-    expect(ledger[0]).toMatchObject({ kind: 'charge', request_id: res.headers.get('x-request-id') });
-    expect(ledger[0].breakdown).toEqual([{ source: 'gutenberg', rows: 2, costPerRowMicro: 25_000, costMicro: 50_000 }]);
+    expect(ledger[0]).toMatchObject({ kind: 'charge', amount_micro: '50000', requests: 1 });
+    expect(usage).toEqual([
+      expect.objectContaining({ request_id: res.headers.get('x-request-id'), source: 'gutenberg', rows: 2, cost_micro: 50_000, ledger_key: ledger[0].idempotency_key, forgiven: false }),
+    ]);
+    expect(usage[0]!.key_id).toEqual(expect.any(String));
+    expect(usage[0]!.route).toContain('/test/lookup');
     await api.close();
   });
 
@@ -54,10 +69,11 @@ describe('metering', () => {
     const refused = await api.get('/test/lookup/x?rows=1', { key: apiKey });
     expect(refused.status).toBe(402);
     expect(refused.headers.get('x-credit-cost')).toBe('0');
-    await api.services.billing.flush();
-    const [charge] = await ctx.db('ledger').where({ account_id: accountId, kind: 'charge' });
-    expect(await api.services.billing.refundLookup(charge.idempotency_key)).toBe(10_000);
-    expect(await api.services.billing.refundLookup(charge.idempotency_key)).toBe(0);
+    // An operator refunds the request's charge by its key, as the usage log names it.
+    const { usage } = await written(api, [accountId]);
+    const chargeKey = usage[0]!.charge_key;
+    expect(await api.services.billing.refundLookup(chargeKey)).toBe(10_000);
+    expect(await api.services.billing.refundLookup(chargeKey)).toBe(0);
     expect(await api.services.billing.balance(accountId)).toBe(10_000);
     // The refunded credit went back to the account's lease: settle it before the operator zeroes the grant.
     await api.services.billing.settleOpenLease(accountId);
@@ -80,16 +96,14 @@ describe('metering', () => {
       const res = await api.get('/test/lookup/x?rows=1', { key: apiKey, headers });
       expect(res.headers.get('x-credit-cost')).toBe('0.005');
     }
-    await api.services.billing.flush();
-    const keys = (await ctx.db('ledger').whereIn('account_id', [a.accountId, b.accountId]).where({ kind: 'charge' }).select('idempotency_key', 'account_id')) as {
-      idempotency_key: string;
-      account_id: string;
-    }[];
-    expect(keys.filter((k) => k.account_id === a.accountId)).toHaveLength(3);
-    expect(keys.filter((k) => k.account_id === b.accountId)).toHaveLength(1);
-    for (const key of keys) {
-      expect(key.idempotency_key).toContain(key.account_id);
-      expect(key.idempotency_key).not.toContain('same');
+    const { ledger, usage } = await written(api, [a.accountId, b.accountId]);
+    // Three charges for a, one for b, each under its own key; the ledger holds one row per account (the flush's).
+    expect(new Set(usage.filter((r) => r.account_id === a.accountId).map((r) => r.charge_key)).size).toBe(3);
+    expect(usage.filter((r) => r.account_id === b.accountId)).toHaveLength(1);
+    expect(ledger.map((r) => [r.account_id, r.requests])).toEqual(expect.arrayContaining([[a.accountId, 3], [b.accountId, 1]]));
+    for (const key of [...usage.map((r) => ({ key: r.charge_key, account: r.account_id })), ...ledger.map((r) => ({ key: r.idempotency_key as string, account: r.account_id as string }))]) {
+      expect(key.key).toContain(key.account);
+      expect(key.key).not.toContain('same');
     }
     await api.close();
   });

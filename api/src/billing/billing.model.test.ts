@@ -23,6 +23,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { type TestContext, openTestContext, uniquePrefix } from '@uda/test-support/api-harness';
+import { type TestBucket, createTestBucket } from '@uda/test-support/s3';
+import { readUsageLog } from '../../test/support/usage-log.ts';
 import { AccountStore } from '../accounts/store.ts';
 import { showAccount } from '../admin/app.ts';
 import { ApiError } from '../errors/api-error.ts';
@@ -35,13 +37,19 @@ import { RedisDeliveryTracker } from './deliveries-redis.ts';
 import { LEASE_TTL_MS, LeaseBook } from './leases.ts';
 import { Ledger } from './ledger.ts';
 import { RedisWallet } from './wallet-redis.ts';
+import { UsageLog } from './usage-log.ts';
 import { RedisLimiterBackend } from '../limiter/redis.ts';
 
 let ctx: TestContext;
+let bucket: TestBucket;
 beforeAll(async () => {
   ctx = await openTestContext();
+  bucket = await createTestBucket('model');
 });
-afterAll(() => ctx.close());
+afterAll(async () => {
+  await bucket.remove();
+  await ctx.close();
+});
 
 type Step =
   | { kind: 'window'; pod: number; window: number; bytes: boolean; made: boolean }
@@ -53,7 +61,9 @@ type Step =
   | { kind: 'flush'; pod: number }
   | { kind: 'expire'; pod: number }
   | { kind: 'topup' }
-  | { kind: 'crash'; pod: number };
+  | { kind: 'crash'; pod: number }
+  | { kind: 'stop'; pod: number }
+  | { kind: 'redisLoss' };
 
 /** The export files' size in the model. */
 const FILE_BYTES = 1_000;
@@ -70,6 +80,10 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   // What a broken export download delivered: `length` bytes from `from` (0: it broke before its first byte).
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('break' as const), pick: fc.nat(), from: fc.nat(FILE_BYTES - 1), length: fc.oneof(fc.constant(0), fc.nat(FILE_BYTES / 2)) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), pod: fc.nat(1) }) },
+  // A SIGTERM: the pod's responses are cut, it drains (writes its journal) and serves nothing more.
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('stop' as const), pod: fc.nat(1) }) },
+  // Redis loses every key of this schedule (what FLUSHALL or a restart without persistence does to it).
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('redisLoss' as const) }) },
   // A range download of an export file that breaks having delivered `length` bytes from `from`.
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('range' as const), pod: fc.nat(1), file: fc.nat(2), from: fc.nat(FILE_BYTES - 1), length: fc.nat(FILE_BYTES / 2) }) },
 );
@@ -93,15 +107,17 @@ interface Open {
  * Two pods over one ledger and one Redis; deliveries and leases each on their own fake clock. The
  * deliveries' clock starts at noon UTC, so a schedule's partial refunds all fall in one UTC day.
  */
-function twoPods(): { pods: Billing[]; startPod: () => Billing; clocks: { deliveries: number; leases: number }; prefix: string; forgiven: Set<string> } {
+function twoPods(): { pods: Billing[]; startPod: () => Billing; clocks: { deliveries: number; leases: number }; prefix: string; forgiven: Set<string>; usage: UsageLog[] } {
   const forgiven = new Set<string>();
   const clocks = { deliveries: Math.floor(Date.now() / 86_400_000) * 86_400_000 + 43_200_000, leases: Date.now() };
   const accounts = new AccountStore(ctx.db);
   const ledger = new Ledger(ctx.db, accounts);
   const leases = new LeaseBook(ctx.db, () => clocks.leases);
   const prefix = uniquePrefix();
+  const usage: UsageLog[] = [];
   const startPod = () =>
     new Billing({
+      usage: usage[usage.push(new UsageLog({ store: bucket.store, retentionDays: 35, pod: `${prefix}p${usage.length}` })) - 1],
       ledger,
       leases,
       wallet: new RedisWallet({ redis: ctx.redis, prefix }),
@@ -111,7 +127,7 @@ function twoPods(): { pods: Billing[]; startPod: () => Billing; clocks: { delive
       holdWaitMs: 50,
       onForgiven: (key) => forgiven.add(key),
     });
-  return { pods: [startPod(), startPod()], startPod, clocks, prefix, forgiven };
+  return { pods: [startPod(), startPod()], startPod, clocks, prefix, forgiven, usage };
 }
 
 /** What abandoning a delivery gave back, from the balances it reports before and after. */
@@ -139,21 +155,33 @@ async function unreportedRefunds(accountId: string, reported: Set<string>): Prom
  * headers'), `readout` and admin's `showAccount` of it (admin and the dashboard), and the ledger's
  * sum: deposits less its charges and refunds less the lookups still in the pending log.
  */
-async function readouts(pods: Billing[], account: Parameters<typeof showAccount>[0], deposited: number, prefix: string): Promise<number[]> {
+async function readouts(pods: Billing[], account: Parameters<typeof showAccount>[0], deposited: number, lostUnsettled = 0): Promise<number[]> {
   const values: number[] = [];
   for (const pod of pods) {
     const readout = await pod.readout(account.id);
     values.push(await pod.balance(account.id), readout.balanceMicro, readout.grantMicro + readout.topoffMicro, Math.round(showAccount(account, readout).balance_usd * 1_000_000));
   }
   const spent = await ctx.db('ledger').where({ account_id: account.id }).whereIn('kind', ['charge', 'refund']).sum<{ s: string | null }[]>({ s: 'amount_micro' });
-  const pending = Object.values(await ctx.redis.hgetall(`${prefix}wal-log:${account.id}`)).reduce((total, record) => total + Number(record.split('|')[1]), 0);
-  values.push(deposited - Number(spent[0]?.s ?? 0) - pending);
+  // Charges still in a live pod's journal; and those a dead pod's journal lost while their lease is
+  // open (its wallet spent them; its settlement gives them back).
+  const pending = pods.flatMap((pod) => pod.unacked()).filter((e) => e.accountId === account.id).reduce((total, e) => total + e.amountMicro, 0);
+  values.push(deposited - Number(spent[0]?.s ?? 0) - pending - lostUnsettled);
   return values;
 }
 
 /** One schedule: two pods over one ledger and one Redis. */
 async function runSchedule(batches: Step[][], startBalance: number): Promise<void> {
-  const { pods, startPod, clocks, prefix, forgiven } = twoPods();
+  const t0 = Date.now();
+  if (process.env.DEBUG_MODEL) process.stderr.write(`schedule ${JSON.stringify(batches)} ${startBalance}\n`);
+  try {
+    await runScheduleNow(batches, startBalance);
+  } finally {
+    if (process.env.DEBUG_MODEL) process.stderr.write(`  took ${Date.now() - t0} ms\n`);
+  }
+}
+
+async function runScheduleNow(batches: Step[][], startBalance: number): Promise<void> {
+  const { pods, startPod, clocks, prefix, forgiven, usage } = twoPods();
   const limiter = new RedisLimiterBackend({ client: ctx.redis, prefix });
   const accounts = new AccountStore(ctx.db);
   const account = await accounts.create({ email: 'model@example.com', tier: 'developer' });
@@ -164,9 +192,44 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
   const brokenLookups = new Map<string, number>();
   /** Charge keys whose refund a broken response reported. */
   const reportedRefunds = new Set<string>();
-  /** Every charged lookup's key → what its response reported. */
+  /** Every charge's key (a lookup's, a window's) → what its response reported. */
   const lookupCharges = new Map<string, number>();
-  /** Lookups whose charge is forgiven: `forgiven` (the billing's word) and the releases a dead pod never sent. */
+  /** Lookups whose hold this schedule made: a dead pod's hold keeps its charge in the balance until reaped. */
+  const heldKeys = new Set<string>();
+  /** Charges a dead pod's journal lost (SIGKILL: forgiven), with the lease they were spent under. */
+  const lost = new Map<string, { leaseId: string; amountMicro: number }>();
+  const loseJournal = (pod: Billing) => {
+    const unsent = new Set(pod.unsentReleases());
+    for (const entry of pod.unacked()) {
+      if (entry.accountId !== account.id) continue;
+      // Its hold was never released: the hold, not a spend, is in the balance.
+      if (unsent.has(entry.key)) heldKeys.add(entry.key);
+      else heldKeys.delete(entry.key);
+      lost.set(entry.key, { leaseId: entry.leaseId, amountMicro: entry.amountMicro });
+      forgiven.add(entry.key);
+    }
+  };
+  /** A lost charge spent straight from the wallet stays spent in the balance until its lease settles. */
+  const lostUnsettled = async () => {
+    let total = 0;
+    for (const [key, { leaseId, amountMicro }] of lost) {
+      if (heldKeys.has(key) || brokenLookups.has(key)) continue;
+      const lease = await ctx.db('credit_leases').where({ id: leaseId }).first('settled_at');
+      if (!lease?.settled_at) total += amountMicro;
+    }
+    return total;
+  };
+  /** A window key reported twice (two pods spent it after Redis forgot it) adds up. */
+  const reportCharge = (delivery: Delivery) => {
+    if (delivery.settlement.chargedMicro) lookupCharges.set(delivery.chargeKey, (lookupCharges.get(delivery.chargeKey) ?? 0) + delivery.settlement.chargedMicro);
+  };
+  /** Leases open when Redis lost its keys: until they settle, the balance reads low by the credit their wallet held. */
+  const lostWallets = new Set<string>();
+  /** Charges whose deliveries were in flight when Redis lost the tracker's state: rule 2 cannot hold for them. */
+  const trackerLost = new Set<string>();
+  /** Redis lost this schedule's keys: the delivered bytes and the day's partial refunds started over (deploy.md). */
+  let redisLost = false;
+  /** Charges forgiven: `forgiven` (the billing's word, and a dead pod's journal), less what a break gave back. */
   const forgivenMicro = () => [...forgiven].reduce((total, key) => total + (lookupCharges.get(key) ?? 0) - (brokenLookups.get(key) ?? 0), 0);
   const payer = { accountId: account.id, tier: account.tier };
   const windows: WindowSpec[] = [
@@ -179,11 +242,21 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
 
   let reported = 0;
   const open: Open[] = [];
+  /** Pods that serve nothing more: killed (SIGKILL) or stopped (SIGTERM, drained). */
   const crashed = new Set<number>();
+  const killed = new Set<number>();
   const completedKeys = new Set<string>();
   /** A lookup whose pod died before its response: its charge stands (billing.ts, rule 2). */
   const diedWithPod = new Set<string>();
 
+  /** A dead pod's responses are never ended (a request running when it died may have added one after the crash step). */
+  const dropDead = (pod: number) => {
+    for (let i = open.length - 1; i >= 0; i--) {
+      if (open[i]!.pod !== pod) continue;
+      const [dead] = open.splice(i, 1);
+      if (dead!.delivery.chargeKey.startsWith('lookup:')) diedWithPod.add(dead!.delivery.chargeKey);
+    }
+  };
   const take = (pick: number): Open | undefined => (open.length ? open.splice(pick % open.length, 1)[0] : undefined);
   const run = async (s: Step): Promise<void> => {
     switch (s.kind) {
@@ -194,6 +267,7 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
         const delivery = await pods[s.pod]!.deliverWindow(payer, windows[s.window]!, options).catch(refusedFor402);
         if (!delivery) return;
         reported += delivery.settlement.chargedMicro;
+        reportCharge(delivery);
         open.push({ pod: s.pod, delivery, file: isFile && s.bytes && delivery.holdsCharge });
         return;
       }
@@ -220,6 +294,7 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
         // No hold (a short or closed wallet): the lookup charges the usual way, as the route does.
         const delivery = await pod.deliverOnce(payer, { costMicro: s.rows * ROW_COST }, hold).catch(refusedFor402);
         if (!delivery) return;
+        if (hold) heldKeys.add(delivery.chargeKey);
         reported += delivery.settlement.chargedMicro;
         lookupCharges.set(delivery.chargeKey, delivery.settlement.chargedMicro);
         open.push({ pod: s.pod, delivery, file: false });
@@ -248,6 +323,7 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
         const delivery = await pods[s.pod]!.deliverWindow(payer, windows[2 + s.file]!, options).catch(refusedFor402);
         if (!delivery) return;
         reported += delivery.settlement.chargedMicro;
+        reportCharge(delivery);
         const span = s.length > 0 ? { start: s.from, end: Math.min(FILE_BYTES, s.from + s.length) } : undefined;
         if (span) brokenSpans.set(delivery.chargeKey, [...(brokenSpans.get(delivery.chargeKey) ?? []), span]);
         // Read after the await: steps of a batch run concurrently.
@@ -269,15 +345,32 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
         await accounts.addTopoff(account.id, TOPUP);
         return;
       }
+      case 'stop': {
+        if (crashed.has(s.pod)) return;
+        // The server closed its connections: each open response on the pod breaks; then the drain.
+        crashed.add(s.pod);
+        for (let i = open.length - 1; i >= 0; i--) {
+          if (open[i]!.pod !== s.pod) continue;
+          const [cut] = open.splice(i, 1);
+          refundedToCaller += await abandoned(cut!.delivery, brokenLookups, undefined, reportedRefunds);
+        }
+        await pods[s.pod]!.drain(0);
+        return;
+      }
+      case 'redisLoss': {
+        for (const lease of (await ctx.db('credit_leases').where({ account_id: account.id }).whereNull('settled_at').select('id')) as { id: string }[]) lostWallets.add(lease.id);
+        for (const item of open) trackerLost.add(item.delivery.chargeKey);
+        redisLost = true;
+        const keys = await ctx.redis.keys(`${prefix}*`);
+        if (keys.length) await ctx.redis.del(...keys);
+        return;
+      }
       case 'crash': {
         // The pod dies: its deliveries are never ended, its hold releases never sent, and it serves nothing more.
         crashed.add(s.pod);
-        for (const key of pods[s.pod]!.unsentReleases()) forgiven.add(key);
-        for (let i = open.length - 1; i >= 0; i--) {
-          if (open[i]!.pod !== s.pod) continue;
-          const [dead] = open.splice(i, 1);
-          if (dead!.delivery.chargeKey.startsWith('lookup:')) diedWithPod.add(dead!.delivery.chargeKey);
-        }
+        killed.add(s.pod);
+        loseJournal(pods[s.pod]!);
+        dropDead(s.pod);
         return;
       }
     }
@@ -285,25 +378,40 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
 
   const sendReleases = () => Promise.all(pods.filter((_, i) => !crashed.has(i)).map((pod) => pod.sendReleases()));
   for (const batch of batches) {
-    await Promise.all(batch.map(run));
-    // A lookup that was running on a pod when it died may have queued its release after the crash step looked.
-    for (const dead of crashed) for (const key of pods[dead]!.unsentReleases()) forgiven.add(key);
+    // A SIGTERM stops new requests and lets those in flight finish before its drain: it runs after the batch's other steps.
+    await Promise.all(batch.filter((x) => x.kind !== 'stop').map(run));
+    for (const stop of batch.filter((x) => x.kind === 'stop')) await run(stop);
+    // A request that was running on a pod when it died may have reported its charge after the crash step looked.
+    for (const dead of killed) {
+      loseJournal(pods[dead]!);
+      dropDead(dead);
+    }
     // An early lease extension runs past its lookup's response: a readout in the middle of its
     // move of credit (buckets first, wallet next) would see it half made.
     await Promise.all(pods.map((pod) => pod.writesDone()));
-    // A live pod's hold releases leave within a flush interval; a readout counts a hold as unspent until then.
-    await sendReleases();
-    // One balance: after every batch, every readout on every live pod, and the ledger, agree.
+    // A live pod's hold releases and journal leave within a flush interval; a readout counts a hold as
+    // unspent until then, and a charge that arrives after its lease settled moves the buckets then.
     const live = pods.filter((_, i) => !crashed.has(i));
-    const expected = deposited - (reported - refundedToCaller - forgivenMicro() - (await unreportedRefunds(account.id, reportedRefunds)));
-    expect(await readouts(live, account, deposited, prefix)).toEqual(Array(4 * live.length + 1).fill(expected));
+    await Promise.all(live.map((pod) => pod.flush()));
+    // One balance: after every batch, every readout on every live pod, and the ledger, agree.
+    const unsettled = await lostUnsettled();
+    const expected = deposited - (reported - refundedToCaller - forgivenMicro() - (await unreportedRefunds(account.id, reportedRefunds))) - unsettled;
+    const values = await readouts(live, account, deposited, unsettled);
+    if (await anyOpen(lostWallets)) {
+      // A wallet Redis lost: every pod says the same, never more than the ledger (no credit is created).
+      expect(values.slice(0, -1)).toEqual(Array(4 * live.length).fill(values[0]));
+      expect(values[0]).toBeLessThanOrEqual(expected);
+      expect(values.at(-1)).toBe(expected);
+    } else {
+      expect(values).toEqual(Array(4 * live.length + 1).fill(expected));
+    }
   }
   // Mid-schedule, before the end: the buckets plus the open lease's unspent credit are what was
   // deposited less what was spent, and nothing is negative.
   // Both pods may have died: a pod started afterwards (with nothing queued) is then the one that flushes and reconciles.
   const survivor = !crashed.has(0) ? 0 : !crashed.has(1) ? 1 : pods.push(startPod()) - 1;
   await pods[survivor]!.flush();
-  expect(await pods[survivor]!.balance(account.id)).toBe(deposited - (reported - refundedToCaller - forgivenMicro() - (await unreportedRefunds(account.id, reportedRefunds))));
+  if (!(await anyOpen(lostWallets))) expect(await pods[survivor]!.balance(account.id)).toBe(deposited - (reported - refundedToCaller - forgivenMicro() - (await unreportedRefunds(account.id, reportedRefunds))) - (await lostUnsettled()));
   // The end of the world: every surviving delivery ends (breaking), then dead pods' entries and
   // every lease expire, and a surviving pod's reconciler refunds and settles them.
   for (const item of open.splice(0)) {
@@ -314,32 +422,46 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
   clocks.deliveries += TTL_MS + 1;
   clocks.leases += LEASE_TTL_MS + 1;
   await pods[survivor]!.reconcile();
-  for (const pod of pods) await pod.drain(0);
+  // A dead pod never drains: its journal died with it.
+  for (const [i, pod] of pods.entries()) if (!crashed.has(i)) await pod.drain(0);
 
-  const rows = (await ctx.db('ledger').where({ account_id: account.id }).select('kind', 'amount_micro', 'grant_micro', 'topoff_micro', 'idempotency_key')) as {
+  for (const log of usage) await log.store();
+  const rows = (await ctx.db('ledger').where({ account_id: account.id }).select('kind', 'amount_micro', 'grant_micro', 'topoff_micro', 'idempotency_key', 'requests')) as {
     kind: string;
     amount_micro: string;
     grant_micro: string;
     topoff_micro: string;
     idempotency_key: string;
+    requests: number;
   }[];
   const sum = (list: typeof rows, field: 'amount_micro' | 'grant_micro' | 'topoff_micro' = 'amount_micro') => list.reduce((total, r) => total + Number(r[field]), 0);
   const charges = rows.filter((r) => r.kind === 'charge');
   const refunds = rows.filter((r) => r.kind === 'refund');
   const balance = await accounts.balance(account.id);
 
-  // 3: never below zero; the buckets moved by exactly the ledger's parts; what callers were told
-  // they paid is the ledger's charges less its refunds; every lease is settled, so the balance is
-  // what was deposited less that.
+  // 3: never below zero; the buckets moved by exactly the ledger's parts; every lease is settled.
   expect(balance).toBeGreaterThanOrEqual(0);
   expect(balance).toBe(deposited - sum(rows, 'grant_micro') - sum(rows, 'topoff_micro'));
-  const chargeKeys = new Set(charges.map((r) => r.idempotency_key));
-  // A reported lookup charge missing from the ledger was refunded (its response broke) or forgiven, never lost otherwise.
-  const missing = [...lookupCharges].filter(([key, micro]) => micro > 0 && !chargeKeys.has(key));
-  for (const [key] of missing) expect({ key, refundedOrForgiven: brokenLookups.has(key) || forgiven.has(key) }).toEqual({ key, refundedOrForgiven: true });
+  // The two halves of "what callers were told is what the ledger holds" (DECISIONS §3):
+  // (a) reported costs equal the usage log per key. A reported charge missing from the log was
+  // taken back before it was written (its response broke) or died with its pod's journal.
+  const log = (await readUsageLog(bucket.store, prefix)).filter((r) => r.account_id === account.id);
+  const logged = new Map<string, { cost_micro: number; forgiven: boolean }>();
+  for (const r of log) logged.set(r.charge_key, { cost_micro: (logged.get(r.charge_key)?.cost_micro ?? 0) + r.cost_micro, forgiven: r.forgiven });
+  for (const [key, micro] of lookupCharges) {
+    const record = logged.get(key);
+    if (record) expect({ key, cost: record.cost_micro }).toEqual({ key, cost: micro });
+    else expect({ key, refundedOrLost: brokenLookups.has(key) || reportedRefunds.has(key) || lost.has(key) }).toEqual({ key, refundedOrLost: true });
+  }
+  for (const [key, record] of logged) expect(lookupCharges.get(key)).toBe(record.cost_micro);
+  // (b) the usage log equals the ledger per account: its records not forgiven are the ledger's
+  // charge rows, in amount and in requests (a flush's lookups are one row).
+  const standing = log.filter((r) => !r.forgiven);
+  expect(sum(charges)).toBe(standing.reduce((total, r) => total + r.cost_micro, 0));
+  expect(charges.reduce((total, r) => total + r.requests, 0)).toBe(standing.length);
   // A forgiven charge is never in the ledger as well.
-  for (const key of forgiven) expect(chargeKeys.has(key)).toBe(false);
-  expect(reported).toBe(sum(charges) + missing.reduce((total, [, micro]) => total + micro, 0));
+  for (const key of forgiven) expect(logged.get(key)?.forgiven ?? true).toBe(true);
+  expect(reported - refundedToCaller - forgivenMicro() - (await unreportedRefunds(account.id, reportedRefunds))).toBe(sum(charges) + sum(refunds));
   expect(balance).toBe(deposited - (sum(charges) + sum(refunds)));
   expect(await ctx.db('credit_leases').where({ account_id: account.id }).whereNull('settled_at').count<{ n: string }[]>({ n: '*' })).toEqual([{ n: '0' }]);
   // 2: a charge with a completed delivery is never refunded ...
@@ -347,10 +469,14 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
   // ... and once every delivery has ended, a window charge none of them completed is refunded.
   // A charge none of them completed stands only as rule 8 says: its file's broken downloads
   // delivered half of it, or bytes went out under it and the day's partial refunds were spent.
-  const refunded = new Set(refunds.map((r) => r.idempotency_key.replace(/^refund:/, '')));
+  const refunded = new Set(refunds.map((r) => r.idempotency_key.replace(/^refund:/, '').split('~')[0]!));
   const partialRefunds = [...refunded].filter((key) => brokenSpans.has(key)).length;
   for (const charge of charges) {
-    const key = charge.idempotency_key;
+    // A window key reported twice has a second row, `<key>~<pod>` (journal.ts).
+    const key = charge.idempotency_key.split('~')[0]!;
+    if (trackerLost.has(key) || redisLost) continue;
+    // A flush's lookups (one row) and a lookup charged on the buckets: rule 2 for lookups is the log's check above.
+    if (key.startsWith('lookups:') || key.startsWith('lookup:')) continue;
     if (diedWithPod.has(key) || completedKeys.has(key) || refunded.has(key)) continue;
     const fileSpans = [...brokenSpans].filter(([other]) => windowBaseOf(other) === windowBaseOf(key)).flatMap(([, spans]) => spans);
     const onBytes = coveredBytes(fileSpans) >= bytesToStand(FILE_BYTES);
@@ -358,14 +484,23 @@ async function runSchedule(batches: Step[][], startBalance: number): Promise<voi
     expect({ key, stands: onBytes || pastCap }).toEqual({ key, stands: true });
   }
   // 8: refunds never add up to a file: what broken downloads delivered under a file's refunded
-  // charges stays under half of it; and partial refunds stay within the day's cap.
-  for (const window of windows) {
-    const spans = [...brokenSpans].filter(([key]) => windowBaseOf(key) === window.base && refunded.has(key)).flatMap(([, list]) => list);
-    expect(coveredBytes(spans)).toBeLessThan(bytesToStand(FILE_BYTES));
+  // charges stays under half of it; and partial refunds stay within the day's cap (unless Redis,
+  // which counts them, lost its data: the count starts over).
+  if (!redisLost) {
+    for (const window of windows) {
+      const spans = [...brokenSpans].filter(([key]) => windowBaseOf(key) === window.base && refunded.has(key)).flatMap(([, list]) => list);
+      expect(coveredBytes(spans)).toBeLessThan(bytesToStand(FILE_BYTES));
+    }
+    expect(partialRefunds).toBeLessThanOrEqual(PARTIAL_REFUNDS_PER_DAY);
   }
-  expect(partialRefunds).toBeLessThanOrEqual(PARTIAL_REFUNDS_PER_DAY);
   // 1: every key is the server's and names the account.
   for (const row of rows) expect(row.idempotency_key).toContain(account.id);
+}
+
+/** Whether any of these leases is still open. */
+async function anyOpen(leaseIds: Set<string>): Promise<boolean> {
+  if (!leaseIds.size) return false;
+  return (await ctx.db('credit_leases').whereIn('id', [...leaseIds]).whereNull('settled_at').first('id')) !== undefined;
 }
 
 function refusedFor402(error: unknown): undefined {
@@ -377,7 +512,7 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
   it('hold for every schedule of requests, completions, breaks and pod crashes', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.array(step, { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 25 }), fc.constantFrom(0, COST, 2 * COST + 5_000, 1_000_000), runSchedule),
-      { numRuns: 60 },
+      { numRuns: Number(process.env.MODEL_RUNS ?? 60), endOnFailure: process.env.MODEL_NO_SHRINK === "1" },
     );
   }, 240_000);
 
@@ -395,45 +530,48 @@ describe('billing invariants under random interleavings (real PostgreSQL and Red
     const openLeases = async () => Number((await ctx.db('credit_leases').where({ account_id: account.id }).whereNull('settled_at').count<{ n: string }[]>({ n: '*' }))[0]?.n);
     expect(await openLeases()).toBe(1);
     await Promise.all(pods.map((pod) => pod.writesDone()));
-    const before = await readouts(pods, account, deposited, prefix);
+    const before = await readouts(pods, account, deposited);
     expect(before).toEqual(Array(before.length).fill(deposited - 3 * LOOKUP_COST));
-    const loops = startBillingLoops(pods[1]!, 100);
+    // Each pod runs its own loops (its journal's flush); pod 1's reconciler settles the lease.
+    const loops = pods.map((pod) => startBillingLoops(pod, 100));
     try {
       for (let i = 0; i < 2_400 && (await openLeases()) > 0; i++) await new Promise((r) => setTimeout(r, 25));
       expect(await openLeases()).toBe(0);
-      expect(await readouts(pods, account, deposited, prefix)).toEqual(before);
+      expect(await readouts(pods, account, deposited)).toEqual(before);
       // Settled: the buckets alone are the balance now.
       expect(await accounts.balance(account.id)).toBe(before[0]);
     } finally {
-      loops.stop();
+      for (const loop of loops) loop.stop();
       for (const pod of pods) await pod.drain(0);
     }
   }, 120_000);
 
-  it('a pod that dies with a hold\'s release unsent: the reconciler releases the hold, charging nothing, and the readouts agree', async () => {
-    const { pods, clocks, prefix, forgiven } = twoPods();
+  it('a pod that dies with a hold\'s release and its charge unsent: the reconciler releases the hold, the charge is forgiven, and the readouts agree', async () => {
+    const { pods, clocks } = twoPods();
     const accounts = new AccountStore(ctx.db);
     const account = await accounts.create({ email: 'dead-hold@example.com', tier: 'developer' });
     const payer = { accountId: account.id, tier: account.tier };
-    const limiter = new RedisLimiterBackend({ client: ctx.redis, prefix });
+    const limiter = new RedisLimiterBackend({ client: ctx.redis, prefix: uniquePrefix() });
     // A lease first (the usual way), so the hold finds credit in the wallet.
     await (await pods[1]!.deliverOnce(payer, { costMicro: LOOKUP_COST })).complete();
+    await pods[1]!.flush();
     const before = await pods[1]!.balance(account.id);
     const plan = pods[0]!.planHold(payer, HELD_ROWS * ROW_COST);
     const hold = await plan.made((await limiter.takeWith([], plan.rider!)).reply);
     expect(hold?.balanceMicro).toBe(before);
     const delivery = await pods[0]!.deliverOnce(payer, { costMicro: 2 * ROW_COST }, hold);
     expect(delivery.settlement).toEqual({ chargedMicro: 2 * ROW_COST, balanceMicro: before - 2 * ROW_COST });
-    // Pod 0 dies here: its release never leaves. The hold still counts as the account's credit.
+    // Pod 0 dies here: its release never leaves, and its journal holds the charge: a SIGKILL forgives it.
     expect(pods[0]!.unsentReleases()).toEqual([delivery.chargeKey]);
+    expect(pods[0]!.unacked().map((e) => e.key)).toEqual([delivery.chargeKey]);
+    // The hold still counts as the account's credit.
     expect(await pods[1]!.balance(account.id)).toBe(before);
     clocks.deliveries += TTL_MS + 1;
     await pods[1]!.reconcile();
-    expect([...forgiven]).toEqual([delivery.chargeKey]);
     clocks.leases += LEASE_TTL_MS + 1;
     await pods[1]!.reconcile();
     expect(await accounts.balance(account.id)).toBe(before);
-    expect(await ctx.db('ledger').where({ idempotency_key: delivery.chargeKey }).count<{ n: string }[]>({ n: '*' })).toEqual([{ n: '0' }]);
+    expect(await ctx.db('ledger').where({ account_id: account.id, kind: 'charge' }).sum<{ s: string }[]>({ s: 'amount_micro' })).toEqual([{ s: String(LOOKUP_COST) }]);
   });
 
   it('the observed refund race: a paused download breaks after a free re-read completed, and the charge stands', async () => {

@@ -29,13 +29,15 @@
  * 7. Lookups are off PostgreSQL's per-request path (credit leases: `leases.ts`, `wallet.ts`).
  *    PostgreSQL stays the source of truth: a lease is a ledger row that moves a slice of the
  *    balance out of the buckets (the CHECK constraints still keep them >= 0), and an account has at
- *    most one open lease. A lookup is one atomic wallet step that spends from the lease and logs its
- *    charge record; records reach the ledger in batches (`flush`, every 250 ms and on drain) as
- *    charge rows under the lease that move no bucket. Settling a lease closes its wallet first (no
- *    spending after), writes its log, then returns `lease − Σ charges + Σ refunds` in one
- *    transaction; it is idempotent and needs nothing but PostgreSQL and the shared log, so any pod's
- *    reconciler settles the leases of a pod that died. Hence, at every moment:
- *    buckets + unspent lease credit = deposits − Σ charges + Σ refunds (lookups still in the log
+ *    most one open lease. A lookup is one atomic wallet step that spends from the lease; its charge
+ *    record stays in this pod's journal (`journal.ts`), never only in Redis, until PostgreSQL has
+ *    it: a flush (every 250 ms and on drain) writes one charge row per account and lease under the
+ *    lease, moving no bucket, and the per-request records go to the usage log (`usage-log.ts`).
+ *    Settling a lease closes its wallet first (no spending after), writes this pod's journal, then
+ *    returns `lease − Σ charges + Σ refunds` in one transaction; it is idempotent and needs nothing
+ *    but PostgreSQL, so any pod's reconciler settles the leases of a pod that died (a charge that
+ *    arrives after is charged on the buckets, or forgiven). Hence, at every moment:
+ *    buckets + unspent lease credit = deposits − Σ charges + Σ refunds (charges still in a journal
  *    count as charges), and after every lease is settled the buckets alone say so.
  *    `X-Credits-Remaining` is the buckets (as PostgreSQL last reported them, with a version so an
  *    older report never wins) plus the wallet's unspent credit, read in the spend's own step. A
@@ -62,12 +64,14 @@ import { Balances } from './balances.ts';
 import { type WindowSpec, lookupChargeKey } from './charge-keys.ts';
 import type { DeliveryTracker } from './deliveries.ts';
 import { type Hold, type HoldPlan, Holds } from './holds.ts';
+import { Journal } from './journal.ts';
 import { LeaseWallet } from './lease-wallet.ts';
 import type { LeaseBook } from './leases.ts';
 import type { Ledger } from './ledger.ts';
 import { PendingWrites, countCharge } from './pending-writes.ts';
 import { Refunds } from './refunds.ts';
 import type { BalanceReadout, ChargeSpec, Delivery, Payer, WindowOptions } from './types.ts';
+import type { UsageLog } from './usage-log.ts';
 import type { Wallet } from './wallet.ts';
 import { WindowCharges } from './window-charges.ts';
 
@@ -87,8 +91,10 @@ export interface BillingOptions {
   readonly now?: () => number;
   /** How long a lease's settlement waits for its holds' releases (`holds.ts`) before orphaning them. */
   readonly holdWaitMs?: number;
-  /** A lookup's charge that was forgiven: its hold expired with its pod, or its lease settled without it. */
+  /** A charge that was forgiven: it reached PostgreSQL after its lease settled, and the buckets could not cover it. */
   readonly onForgiven?: (chargeKey: string) => void;
+  /** Where acknowledged charges' per-request records go (the bucket's `usage/`); none in some tests. */
+  readonly usage?: UsageLog;
 }
 
 /** How long a delivery holds its charge without renewal, unless the options say otherwise. */
@@ -103,6 +109,8 @@ export class Billing {
   readonly #refunds: Refunds;
   readonly #writes: PendingWrites;
   readonly #holds: Holds;
+  readonly #journal: Journal;
+  readonly #usage: UsageLog | undefined;
   readonly #metrics: Metrics | undefined;
 
   constructor(options: BillingOptions) {
@@ -110,6 +118,8 @@ export class Billing {
     const { ledger, leases, wallet, deliveries, metrics, logger } = options;
     this.#metrics = metrics;
     this.#writes = new PendingWrites(logger);
+    this.#usage = options.usage;
+    this.#journal = new Journal({ leases, ledger, usage: options.usage, onForgiven: options.onForgiven });
     this.#balances = new Balances({ leases, wallet, logger, now, beforeRead: async (accountId) => {
         await this.#holds.flushed();
         await this.#leaseWallet.takeSettled(accountId);
@@ -118,12 +128,11 @@ export class Billing {
     const writeRefund = (chargeKey: string) => this.#refunds.writeRefund(chargeKey);
     const sendReleases = () => this.#holds.send();
     const holdWaitMs = options.holdWaitMs ?? HOLD_WAIT_MS;
-    this.#leaseWallet = new LeaseWallet({ ledger, leases, wallet, balances: this.#balances, writes: this.#writes, writeRefund, sendReleases, holdWaitMs, metrics, logger, now });
+    const journal = this.#journal;
+    this.#leaseWallet = new LeaseWallet({ ledger, leases, wallet, journal, balances: this.#balances, writes: this.#writes, writeRefund, sendReleases, holdWaitMs, metrics, logger, now });
     this.#holds = new Holds({
       wallet,
       refreshBuckets: (accountId) => this.#balances.refreshBuckets(accountId),
-      refundSpent: (accountId, key) => this.#leaseWallet.refundSpent(accountId, key),
-      onForgiven: options.onForgiven,
       afterHold: (accountId, held, unspentMicro, holdMicro) => this.#leaseWallet.afterHold(accountId, held, unspentMicro, holdMicro),
       ttlMs: options.deliveryTtlMs ?? DELIVERY_TTL_MS,
       now,
@@ -180,6 +189,11 @@ export class Billing {
     return this.#holds.unsent();
   }
 
+  /** Charges this pod reported that PostgreSQL has not acknowledged yet: what a SIGKILL now would forgive. */
+  unacked(): { key: string; accountId: string; leaseId: string; amountMicro: number }[] {
+    return this.#journal.unacked();
+  }
+
   /**
    * A lookup: its own charge under a fresh key, after the result exists (402 if it can't be
    * covered), spent from the account's wallet (rule 7), or from the request's hold when it made
@@ -189,8 +203,11 @@ export class Billing {
     const chargeKey = hold?.key ?? lookupChargeKey(payer.accountId);
     const record = { key: chargeKey, amountMicro: spec.costMicro, breakdown: spec.breakdown, requestId: spec.requestId, queryId: spec.queryId };
     const held = hold && (await this.#holds.settle(hold, record));
-    if (held) countCharge(this.#metrics, payer, spec, held.chargedMicro);
-    const charge = held ? { settlement: held, refund: () => this.#holds.refund(hold) } : await this.#leaseWallet.charge(payer, hold ? { ...record, key: lookupChargeKey(payer.accountId) } : record, spec);
+    if (held) {
+      countCharge(this.#metrics, payer, spec, held.chargedMicro);
+      if (held.chargedMicro) this.#leaseWallet.record(payer, hold.leaseId, record, spec);
+    }
+    const charge = held ? { settlement: held, refund: () => this.#leaseWallet.refund(payer.accountId, chargeKey) } : await this.#leaseWallet.charge(payer, hold ? { ...record, key: lookupChargeKey(payer.accountId) } : record, spec);
     const { settlement } = charge;
     let ended = false;
     return {
@@ -224,10 +241,21 @@ export class Billing {
     return this.#leaseWallet.settleLease(accountId, leaseId);
   }
 
-  /** Sends this pod's hold releases, then writes every account's pending lookups to the ledger; every 250 ms (`loops.ts`) and on drain. */
+  /** Sends this pod's hold releases, then writes its journal to the ledger; every 250 ms (`loops.ts`) and on drain. */
   async flush(): Promise<void> {
     await this.#holds.send();
     await this.#leaseWallet.flush();
+    await this.#refunds.retryOwed();
+  }
+
+  /** Stores the usage log's waiting records as a file (`usage-log.ts`); the loop's and the drain's. */
+  async storeUsage(): Promise<void> {
+    await this.#usage?.store();
+  }
+
+  /** Deletes the usage log's days past its retention. */
+  async pruneUsage(): Promise<void> {
+    await this.#usage?.prune();
   }
 
   /** The charge key of a stored result of this query the payer paid for in the last 5 minutes: a hint, never a charge decision. */
@@ -244,7 +272,7 @@ export class Billing {
   async reconcile(): Promise<number> {
     // This pod's own releases first, so only holds whose pod died are reaped.
     await this.#holds.send();
-    await this.#balances.orWhileWalletFails(this.#holds.reap(), undefined);
+    await this.#balances.orWhileWalletFails(this.#holds.reap(), []);
     return this.#refunds.reconcile();
   }
 
@@ -274,8 +302,11 @@ export class Billing {
     for (const until = Date.now() + waitMs; open.size && Date.now() < until; ) await sleep(10);
     await Promise.allSettled([...open].map((delivery) => delivery.abandon()));
     await this.writesDone();
-    // Without Redis, what stays pending is flushed by the next pod (the lock and the log are in Redis).
-    await this.#balances.orWhileWalletFails(this.flush(), undefined);
+    // The releases need Redis; the journal needs only PostgreSQL, and is this pod's alone to write.
+    await this.#holds.send();
+    await this.#leaseWallet.flush();
+    await this.#refunds.retryOwed();
     await this.#leaseWallet.settleLocal();
+    await this.storeUsage();
   }
 }

@@ -7,10 +7,11 @@
  *
  * Money: a hold leaves the spendable credit and stays part of the balance, so concurrent holds can
  * never spend more than the lease and every readout agrees. The response reports the balance after
- * its true charge (`Hold.balanceMicro` less the charge). A request that fails releases the whole
- * hold. If this pod dies before its queue left, the holds expire and any pod's reconciler releases
- * them as charging nothing: those lookups were served free (the customer's favour, at most one hold
- * per request in flight).
+ * its true charge (`Hold.balanceMicro` less the charge), and the charge itself goes to this pod's
+ * journal under the hold's lease (`journal.ts`), so a release lost with Redis loses no charge. A
+ * request that fails releases the whole hold. If this pod dies before its queue left, the holds
+ * expire and any pod's reconciler releases them as charging nothing (their charges died with the
+ * pod's journal: forgiven).
  */
 import type { TakeRider } from '../limiter/types.ts';
 import type { Payer, Settlement } from './types.ts';
@@ -20,6 +21,8 @@ import type { ChargeRecord, HoldRequest, HoldResult, Release, Wallet } from './w
 export interface Hold {
   readonly accountId: string;
   readonly key: string;
+  /** The lease the hold was taken from: its charge is spent under it. */
+  readonly leaseId: string;
   readonly heldMicro: number;
   /** The balance with the hold still in it: the balance before this request's charge. */
   readonly balanceMicro: number;
@@ -37,10 +40,6 @@ export interface HoldsOptions {
   readonly wallet: Wallet;
   /** The balance's buckets when the wallet has not cached them yet (PostgreSQL). */
   readonly refreshBuckets: (accountId: string) => Promise<number>;
-  /** Refunds a charge that left the queue (from the pending log, or the ledger). */
-  readonly refundSpent: (accountId: string, key: string) => Promise<number>;
-  /** A lookup's charge that was forgiven (its hold expired, or its lease settled without it). */
-  readonly onForgiven?: (key: string) => void;
   /** After each hold attempt: whether it held, the spendable credit left, the amount asked (the wallet's refill). */
   readonly afterHold: (accountId: string, held: boolean, unspentMicro: number, holdMicro: number) => void;
   /** How long a hold lives without its release. */
@@ -48,9 +47,9 @@ export interface HoldsOptions {
   readonly now: () => number;
 }
 
-/** A queued release, and the refund that a break of its response asks for meanwhile. */
+/** A queued release. */
 interface Queued {
-  release: Release;
+  readonly release: Release;
   readonly hold: Hold;
 }
 
@@ -79,9 +78,8 @@ export class Holds {
       made: async (reply) => {
         // No reply: Redis was not asked, or failed; the releases go again (a release is idempotent).
         if (reply === undefined) return void batch.failed();
-        const { hold, forgiven } = wallet.holdReply(reply);
-        batch.done(Promise.resolve(forgiven));
-        return this.#held(payer.accountId, request, hold);
+        batch.done(Promise.resolve());
+        return this.#held(payer.accountId, request, wallet.holdReply(reply));
       },
     };
   }
@@ -91,11 +89,12 @@ export class Holds {
     if (result.ok || result.leased) this.#o.afterHold(accountId, result.ok, result.ok ? result.unspentMicro : 0, request.amountMicro);
     if (!result.ok) return undefined;
     const buckets = result.bucketsMicro ?? (await this.#o.refreshBuckets(accountId));
-    return { accountId, key: request.key, heldMicro: request.amountMicro, balanceMicro: buckets + result.unspentMicro + result.heldMicro };
+    return { accountId, key: request.key, leaseId: result.leaseId, heldMicro: request.amountMicro, balanceMicro: buckets + result.unspentMicro + result.heldMicro };
   }
 
   /**
-   * The true charge is known: queues the release and answers what the response reports. Undefined
+   * The true charge is known: queues the release and answers what the response reports (the caller
+   * puts the charge in the journal). Undefined
    * when the charge is above the hold (never, by construction): the hold is released whole and the
    * caller charges the usual way.
    */
@@ -111,22 +110,6 @@ export class Holds {
   /** The request failed before its charge: the whole hold goes back (once settled, nothing to do). */
   async release(hold: Hold): Promise<void> {
     if (!this.#settled.has(hold)) await this.#enqueue(hold, { key: hold.key, amountMicro: 0 });
-  }
-
-  /** The response of a settled hold never went out whole: refunds its charge, wherever the release is. */
-  async refund(hold: Hold): Promise<number> {
-    for (;;) {
-      const queued = this.#queue.get(hold.key);
-      if (queued) {
-        const charged = queued.release.record.amountMicro;
-        queued.release = { accountId: hold.accountId, record: { key: hold.key, amountMicro: 0 } };
-        return charged;
-      }
-      const sending = this.#sending.get(hold.key);
-      // Left this pod: the charge is in the pending log or the ledger (or was forgiven: nothing to refund).
-      if (!sending) return this.#o.refundSpent(hold.accountId, hold.key);
-      await sending;
-    }
   }
 
   /** Sends every queued release in one call (the flush loop, a settlement, a drain). */
@@ -149,24 +132,21 @@ export class Holds {
     return [...this.#queue.keys(), ...this.#sending.keys()];
   }
 
-  /** Releases, charging nothing, the holds whose pod died (the reconciler). */
-  async reap(): Promise<void> {
-    for (const key of await this.#o.wallet.reapHolds(this.#o.now())) this.#o.onForgiven?.(key);
+  /** Releases, charging nothing, the holds whose pod died (the reconciler): their charges died with that pod's journal. */
+  async reap(): Promise<string[]> {
+    return this.#o.wallet.reapHolds(this.#o.now());
   }
 
   async #enqueue(hold: Hold, record: ChargeRecord): Promise<void> {
     this.#settled.add(hold);
     const release = { accountId: hold.accountId, record };
     // A wallet in this process releases in place: no round trip to save.
-    if (this.#o.wallet.local) {
-      for (const key of await this.#o.wallet.release([release])) this.#o.onForgiven?.(key);
-      return;
-    }
+    if (this.#o.wallet.local) return this.#o.wallet.release([release]);
     this.#queue.set(hold.key, { release, hold });
   }
 
-  /** Takes the queue for one call: `done` with the call's forgiven keys, or `failed` to queue it again. */
-  #takeQueue(): { releases: Release[]; done(call: Promise<string[]>): void; failed(): void } {
+  /** Takes the queue for one call: `done` with the call, or `failed` to queue it again. */
+  #takeQueue(): { releases: Release[]; done(call: Promise<void>): void; failed(): void } {
     const taken = [...this.#queue.values()];
     this.#queue.clear();
     let settle: (value?: unknown) => void = () => undefined;
@@ -180,10 +160,7 @@ export class Holds {
       releases: taken.map((item) => item.release),
       done: (call) => {
         call.then(
-          (forgiven) => {
-            for (const key of forgiven) this.#o.onForgiven?.(key);
-            finish();
-          },
+          () => finish(),
           () => {
             for (const item of taken) if (!this.#queue.has(item.hold.key)) this.#queue.set(item.hold.key, item);
             finish();

@@ -13,7 +13,8 @@ import type { Billing, Delivery, Hold, Payer, Settlement } from './billing.ts';
 /** The paying account, or undefined for an anonymous caller (never charged). */
 export function payerOf(req: Request): Payer | undefined {
   const caller = callerOf(req);
-  return caller.kind === 'account' ? { accountId: caller.accountId, tier: caller.tier } : undefined;
+  // The key and the route are for the usage log's record only, never for a charge decision.
+  return caller.kind === 'account' ? { accountId: caller.accountId, tier: caller.tier, keyId: caller.keyId, route: `${req.method} ${req.baseUrl}${(req.route as { path?: string } | undefined)?.path ?? req.path}` } : undefined;
 }
 
 export function setCreditHeaders(res: ServerResponse, settlement: Settlement): void {

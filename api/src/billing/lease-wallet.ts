@@ -1,7 +1,8 @@
 /**
  * Lookups' credit (rule 7 in `billing.ts`): spending from the account's wallet, taking and
- * refilling its lease from PostgreSQL, refunding a lookup, flushing the pending log to the ledger
- * and settling leases. How big a lease is: `leaseSize` in `leases.ts`, the one statement of that rule.
+ * refilling its lease from PostgreSQL, refunding a lookup, flushing this pod's journal to the ledger
+ * (`journal.ts`: the charges live in the pod until PostgreSQL has them, never only in Redis) and
+ * settling leases. How big a lease is: `leaseSize` in `leases.ts`, the one statement of that rule.
  */
 import type { Logger } from '@uda/shared/logger';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,6 +10,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import type { Metrics } from '../metrics.ts';
 import { type Balances, insufficientCredit } from './balances.ts';
+import type { Journal } from './journal.ts';
 import type { ChargeSpec, Payer, Settlement } from './types.ts';
 import { type LeaseBook, leaseSize, spendPerSecond } from './leases.ts';
 import type { Ledger } from './ledger.ts';
@@ -17,9 +19,10 @@ import type { ChargeRecord, PaidMarker, Wallet } from './wallet.ts';
 
 /** A spend that finds its wallet short takes (or extends) a lease and tries again, this often. */
 const SPEND_ATTEMPTS = 5;
-/** How long a refund or a settlement waits for another pod's flush of the account (this many steps of `FLUSH_WAIT_STEP_MS`). */
-export const FLUSH_WAIT_ATTEMPTS = 200;
-const FLUSH_WAIT_STEP_MS = 25;
+/** How many tries a refund gives a failing journal flush before the charge stands. */
+const REFUND_WAIT_ATTEMPTS = 200;
+/** How often a settlement looks whether its lease's holds were released. */
+const HOLD_WAIT_STEP_MS = 25;
 /** Past this many accounts the last-lease memory starts over, so it never grows without bound. */
 const LAST_LEASES_MAX = 10_000;
 
@@ -35,6 +38,8 @@ export interface LeaseWalletOptions {
   readonly wallet: Wallet;
   readonly balances: Balances;
   readonly writes: PendingWrites;
+  /** This pod's charges until PostgreSQL has them. */
+  readonly journal: Journal;
   /** The ledger refund of a lookup charged directly (while the wallet's store failed). */
   readonly writeRefund: (chargeKey: string) => Promise<number>;
   /** Sends this pod's queued hold releases (`holds.ts`), so a settlement counts them. */
@@ -64,12 +69,17 @@ export class LeaseWallet {
   async charge(payer: Payer, record: ChargeRecord, spec: ChargeSpec, rememberMs = 0, marker?: PaidMarker): Promise<LookupCharge> {
     if (!record.amountMicro) return { settlement: { chargedMicro: 0, balanceMicro: await this.#o.balances.balance(payer.accountId) }, refund: async () => 0 };
     try {
-      return { settlement: await this.#spend(payer, record, spec, rememberMs, marker), refund: () => this.#unspend(payer.accountId, record.key) };
+      return { settlement: await this.#spend(payer, record, spec, rememberMs, marker), refund: () => this.refund(payer.accountId, record.key) };
     } catch (error) {
       if (error instanceof ApiError) throw error;
       this.#o.logger?.warn({ err: error }, 'credit wallet unavailable: the lookup is charged in the ledger directly');
       return { settlement: await this.#chargeDirect(payer, record, spec), refund: () => this.#o.writeRefund(record.key) };
     }
+  }
+
+  /** A charge this pod reports, spent under `leaseId`: into the journal until PostgreSQL has it. */
+  record(payer: Payer, leaseId: string, record: ChargeRecord, spec: ChargeSpec, window = false): void {
+    this.#o.journal.add({ ...record, accountId: payer.accountId, leaseId, window, keyId: payer.keyId, route: payer.route, at: Date.now() });
   }
 
   async #chargeDirect(payer: Payer, record: ChargeRecord, spec: ChargeSpec): Promise<Settlement> {
@@ -87,6 +97,7 @@ export class LeaseWallet {
       if (spent.ok) {
         const buckets = spent.bucketsMicro ?? (await this.#o.balances.refreshBuckets(payer.accountId));
         const charged = spent.duplicate ? 0 : record.amountMicro;
+        if (charged) this.record(payer, spent.leaseId, record, spec, rememberMs > 0);
         countCharge(this.#o.metrics, payer, spec, charged);
         // The balance counts the open lease's holds too (other requests' lookups in flight).
         const balanceMicro = buckets + spent.unspentMicro + spent.heldMicro;
@@ -161,26 +172,21 @@ export class LeaseWallet {
   }
 
   /**
-   * Refunds a lookup whose response never went out: from the pending log when it is still there,
-   * else in the ledger. While another pod flushes the account, the record may be on its way to the
-   * ledger, so it waits for that flush to end.
+   * Refunds a charge this pod reported whose response never went out: taken out of the journal
+   * (back into the wallet) while it is not written; once written, in the ledger under its row.
    */
-  refundSpent(accountId: string, chargeKey: string): Promise<number> {
-    return this.#unspend(accountId, chargeKey);
-  }
-
-  async #unspend(accountId: string, chargeKey: string): Promise<number> {
-    for (let attempt = 0; attempt < FLUSH_WAIT_ATTEMPTS; attempt++) {
-      const result = await this.#o.wallet.unspend(accountId, chargeKey);
-      if (typeof result === 'number') {
-        this.#o.metrics?.refunds.inc();
-        return result;
-      }
-      if (result === 'written') return this.refundLeaseCharge(chargeKey);
-      await sleep(FLUSH_WAIT_STEP_MS);
+  async refund(accountId: string, chargeKey: string): Promise<number> {
+    let entry = this.#o.journal.cancel(chargeKey);
+    // Its batch is on its way to PostgreSQL: refund it where it lands. A flush that keeps failing leaves the charge standing.
+    for (let attempt = 0; entry === 'writing' && attempt < REFUND_WAIT_ATTEMPTS; attempt++) {
+      await this.#o.journal.flush().catch(() => sleep(HOLD_WAIT_STEP_MS));
+      entry = this.#o.journal.cancel(chargeKey);
     }
-    // The flusher's pod died holding the lock: the charge stands, as when a lookup's own pod dies (rule 2).
-    return 0;
+    if (entry === 'writing') return 0;
+    if (!entry) return this.refundLeaseCharge(chargeKey);
+    this.#o.metrics?.refunds.inc();
+    await this.#o.wallet.credit(accountId, entry.leaseId, entry.amountMicro).catch(() => undefined);
+    return entry.amountMicro;
   }
 
   /**
@@ -188,8 +194,8 @@ export class LeaseWallet {
    * window's charges are numbered from the ledger, so its refund must leave a row), then refunded
    * under its lease. 0 when the charge is not a lease's (or is refunded already).
    */
-  async refundWindowCharge(accountId: string, chargeKey: string): Promise<number> {
-    await this.#flushAccount(accountId, FLUSH_WAIT_ATTEMPTS);
+  async refundWindowCharge(chargeKey: string): Promise<number> {
+    await this.flush();
     return this.refundLeaseCharge(chargeKey);
   }
 
@@ -220,9 +226,21 @@ export class LeaseWallet {
     return this.#o.wallet.spent(accountId, chargeKey).catch(() => false);
   }
 
-  /** Refunds a lookup's charge that reached the ledger, into the wallet while its lease is open; once. */
+  /**
+   * Refunds a charge that reached the ledger, into the wallet while its lease is open; once. A
+   * window's has its own row; a lookup is inside its flush's aggregated row (this pod remembers
+   * which), or has its own row on the buckets when it arrived after its lease settled.
+   */
   async refundLeaseCharge(chargeKey: string): Promise<number> {
-    const refund = await this.#o.leases.refund(chargeKey);
+    const written = this.#o.journal.written(chargeKey);
+    if (written?.forgiven) return 0;
+    if (written?.late) {
+      const refunded = await this.#o.ledger.refund(chargeKey);
+      if (refunded) this.#o.metrics?.refunds.inc();
+      return refunded;
+    }
+    const aggregated = written && !written.entry.window ? written.entry : undefined;
+    const refund = aggregated ? await this.#o.leases.refundAggregated(aggregated) : await this.#o.leases.refund(chargeKey);
     if (!refund?.refundedMicro) return 0;
     this.#o.metrics?.refunds.inc();
     if (refund.leaseOpen) await this.#o.wallet.credit(refund.accountId, refund.leaseId, refund.refundedMicro);
@@ -237,14 +255,15 @@ export class LeaseWallet {
   }
 
   /**
-   * Settles a lease (rule 7): closes its wallet so nothing more is spent on it, writes its pending
-   * lookups, then returns the unspent credit in one transaction. Any pod may settle any lease, any
-   * number of times.
+   * Settles a lease (rule 7): closes its wallet so nothing more is spent on it, writes this pod's
+   * journal, then returns the unspent credit in one transaction. Any pod may settle any lease, any
+   * number of times; another pod's charges that arrive after it are charged on the buckets
+   * (`journal.ts`). A wallet lost with Redis cannot be closed: the ledger alone decides.
    */
   async settleLease(accountId: string, leaseId: string): Promise<void> {
     await this.#o.wallet.close(accountId, leaseId);
     await this.#endHolds(accountId, leaseId);
-    await this.#flushAccount(accountId, FLUSH_WAIT_ATTEMPTS);
+    await this.flush();
     const settled = await this.#o.leases.settle(leaseId);
     if (settled) await this.#o.wallet.storeBuckets(accountId, settled.buckets);
   }
@@ -262,7 +281,7 @@ export class LeaseWallet {
       if ((await wallet.held(accountId, leaseId)) === 0) return;
       // Either clock may be a test's: the wait ends on whichever passes first.
       if (this.#o.now() >= until || Date.now() - started >= holdWaitMs) break;
-      await sleep(FLUSH_WAIT_STEP_MS);
+      await sleep(HOLD_WAIT_STEP_MS);
     }
     await wallet.orphanHolds(accountId, leaseId);
   }
@@ -282,16 +301,8 @@ export class LeaseWallet {
     for (const lease of await this.#o.wallet.openLeases()) await this.settleLease(lease.accountId, lease.leaseId);
   }
 
-  /** Writes every account's pending lookups to the ledger (an account another pod is flushing is skipped). */
+  /** Writes this pod's journal to the ledger; the buckets a late charge moved are read again. */
   async flush(): Promise<void> {
-    for (const accountId of await this.#o.wallet.pendingAccounts()) await this.#flushAccount(accountId, 1);
-  }
-
-  async #flushAccount(accountId: string, attempts: number): Promise<void> {
-    for (let attempt = 0; attempt < attempts; attempt++) {
-      if (await this.#o.wallet.flush(accountId, (records) => this.#o.leases.writeCharges(records))) return;
-      if (attempt + 1 < attempts) await sleep(FLUSH_WAIT_STEP_MS);
-    }
-    if (attempts > 1) throw new Error(`the flush lock of account ${accountId} stayed taken`);
+    for (const accountId of await this.#o.journal.flush()) await this.#o.balances.refreshBuckets(accountId);
   }
 }

@@ -18,7 +18,7 @@ import type { Db } from '../db/index.ts';
 import { periodOf, splitCharge } from '../money.ts';
 import { refundKey } from './charge-keys.ts';
 import { refundStatement } from './ledger.ts';
-import type { Buckets, PendingCharge } from './wallet.ts';
+import type { Buckets } from './wallet.ts';
 
 /** How long a lease lives before the reconciler settles it. */
 export const LEASE_TTL_MS = 30_000;
@@ -29,14 +29,39 @@ const LEASE_MIN_REQUESTS = 20;
 /** ... and at most this part of the balance, unless the balance is small enough to take whole. */
 const LEASE_MAX_SHARE = 0.5;
 
-// A flush's charges in one statement with one parameter: a knex multi-row insert compiles a SQL
-// text and a binding per column of every row, in the API process, on every flush. The charges move
-// no bucket: the lease already took their money.
-const WRITE_CHARGES_SQL = `
-INSERT INTO ledger (account_id, idempotency_key, kind, amount_micro, grant_micro, topoff_micro, period, breakdown, request_id, query_id, lease_id)
-SELECT r.account_id, r.idempotency_key, 'charge', r.amount_micro, 0, 0, ?, r.breakdown, r.request_id, r.query_id, r.lease_id
-FROM jsonb_to_recordset(?::jsonb) AS r(account_id uuid, idempotency_key text, amount_micro bigint, breakdown jsonb, request_id text, query_id text, lease_id uuid)
-ON CONFLICT (idempotency_key) DO NOTHING`;
+// A journal flush (`journal.ts`) in one statement with one parameter. Its rows move no bucket: the
+// lease already took their money. A row is written only under a lease still open, which it locks
+// (FOR SHARE) so a settlement counts it or runs first. The statement answers the rows it did not
+// write: `late` (their lease had settled; the journal charges them on the buckets) and `taken` (the
+// key was in the ledger already: this batch's earlier attempt, or another pod's charge of the same
+// window key after Redis forgot the key).
+const WRITE_JOURNAL_SQL = `
+WITH r AS (
+  SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(idempotency_key text, account_id uuid, lease_id uuid, amount_micro bigint, requests int, breakdown jsonb, request_id text, query_id text)
+), open AS (
+  SELECT id FROM credit_leases WHERE id IN (SELECT lease_id FROM r) AND settled_at IS NULL FOR SHARE
+), ins AS (
+  INSERT INTO ledger (account_id, idempotency_key, kind, amount_micro, grant_micro, topoff_micro, period, breakdown, request_id, query_id, lease_id, requests)
+  SELECT r.account_id, r.idempotency_key, 'charge', r.amount_micro, 0, 0, ?, r.breakdown, r.request_id, r.query_id, r.lease_id, r.requests
+  FROM r JOIN open ON open.id = r.lease_id
+  ON CONFLICT (idempotency_key) DO NOTHING
+  RETURNING idempotency_key
+)
+SELECT r.idempotency_key AS key, CASE WHEN r.lease_id IN (SELECT id FROM open) THEN 'taken' ELSE 'late' END AS status FROM r
+WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.idempotency_key = r.idempotency_key)
+  AND (r.lease_id IN (SELECT id FROM open) OR NOT EXISTS (SELECT 1 FROM ledger l WHERE l.idempotency_key = r.idempotency_key))`;
+
+/** One ledger row a journal flush writes (`journal.ts`). */
+export interface JournalRow {
+  readonly idempotency_key: string;
+  readonly account_id: string;
+  readonly lease_id: string;
+  readonly amount_micro: number;
+  readonly requests: number;
+  readonly breakdown: unknown;
+  readonly request_id: string | null;
+  readonly query_id: string | null;
+}
 
 /**
  * How much a new lease (or an extension) takes: about ten seconds of the account's recent spend and
@@ -141,19 +166,11 @@ export class LeaseBook {
     });
   }
 
-  /** Writes flushed lookups as `charge` rows under their leases; a key already written is skipped. */
-  async writeCharges(records: readonly PendingCharge[]): Promise<void> {
-    if (!records.length) return;
-    const rows = records.map((r) => ({
-      account_id: r.accountId,
-      idempotency_key: r.key,
-      amount_micro: r.amountMicro,
-      breakdown: r.breakdown ?? [],
-      request_id: r.requestId ?? null,
-      query_id: r.queryId ?? null,
-      lease_id: r.leaseId,
-    }));
-    await this.#db.raw(WRITE_CHARGES_SQL, [periodOf(this.#date()), JSON.stringify(rows)]);
+  /** Writes a journal batch under its leases; answers the rows it did not write, and why. */
+  async writeJournal(rows: readonly JournalRow[]): Promise<Map<string, 'late' | 'taken'>> {
+    if (!rows.length) return new Map();
+    const result = await this.#db.raw<{ rows: { key: string; status: 'late' | 'taken' }[] }>(WRITE_JOURNAL_SQL, [JSON.stringify(rows), periodOf(this.#date())]);
+    return new Map(result.rows.map((r) => [r.key, r.status]));
   }
 
   /**
@@ -190,6 +207,22 @@ export class LeaseBook {
       const account = await this.#lockAccount(trx, lease.account_id);
       const buckets = lease.settled_at ? await this.#trueUp(trx, lease, account) : this.#bucketsOf(account);
       return { refundedMicro, accountId: lease.account_id, leaseId: lease.id, leaseOpen: !lease.settled_at, buckets };
+    });
+  }
+
+  /**
+   * Refunds a lookup that a journal flush wrote inside an aggregated row (`journal.ts`): a refund row
+   * under its lease, for the amount the pod charged, once (its key is the charge's refund key).
+   */
+  async refundAggregated(charge: { accountId: string; leaseId: string; key: string; amountMicro: number }): Promise<LeaseRefund> {
+    return this.#db.transaction(async (trx) => {
+      await this.#lockAccount(trx, charge.accountId);
+      const lease = (await trx<LeaseRow>('credit_leases').where({ id: charge.leaseId }).forUpdate().first())!;
+      const row = { account_id: charge.accountId, idempotency_key: refundKey(charge.key), kind: 'refund', amount_micro: -charge.amountMicro, grant_micro: 0, topoff_micro: 0, period: periodOf(this.#date()), lease_id: charge.leaseId };
+      const inserted = (await trx('ledger').insert(row).onConflict('idempotency_key').ignore().returning('id')).length > 0;
+      const account = await this.#lockAccount(trx, charge.accountId);
+      const buckets = lease.settled_at ? await this.#trueUp(trx, lease, account) : this.#bucketsOf(account);
+      return { refundedMicro: inserted ? charge.amountMicro : 0, accountId: charge.accountId, leaseId: lease.id, leaseOpen: !lease.settled_at, buckets };
     });
   }
 
@@ -250,8 +283,13 @@ export class LeaseBook {
     return this.#setBuckets(trx, lease.account_id, current.grantMicro + grantBack, current.topoffMicro + topoffDue, period);
   }
 
+  /**
+   * FOR NO KEY UPDATE, not FOR UPDATE: a journal flush's ledger insert takes the account row's key
+   * share lock (the foreign key) while it holds its lease's share lock, and a settlement locks the
+   * account before the lease: FOR UPDATE would make the two wait on each other.
+   */
   async #lockAccount(trx: Trx, accountId: string): Promise<AccountRow> {
-    const row = await trx<AccountRow>('accounts').where({ id: accountId }).forUpdate().first();
+    const row = await trx<AccountRow>('accounts').where({ id: accountId }).forNoKeyUpdate().first();
     if (!row) throw new AccountNotFound(accountId);
     return row;
   }

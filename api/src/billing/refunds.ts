@@ -3,7 +3,12 @@
  * a delivery's break is the last word on it (`abandon`: the tracker decides, in one atomic step,
  * whether any delivery completed, is still in flight, or delivered enough bytes), or when every
  * delivery under it died with its pod (`reconcile` reaps them). A lookup's refund is in
- * `lease-wallet.ts` (its charge is in the wallet's log or under its lease).
+ * `lease-wallet.ts` (its charge is in the pod's journal or under its lease).
+ *
+ * A window's charge may still be in the journal of the pod that spent it when another pod's break
+ * decides its refund: the refund is then owed, and this pod tries it again after each of its
+ * flushes until the charge has reached the ledger (every live pod flushes within 250 ms), for
+ * `OWED_MS`; a charge that never arrives died with its pod's journal (forgiven, nothing to refund).
  */
 import type { Metrics } from '../metrics.ts';
 import type { Balances } from './balances.ts';
@@ -12,6 +17,9 @@ import { accountOfChargeKey, isLookupKey, sqlQueryIdOf } from './charge-keys.ts'
 import type { DeliveryTracker } from './deliveries.ts';
 import type { LeaseWallet } from './lease-wallet.ts';
 import type { Ledger } from './ledger.ts';
+
+/** How long an owed window refund waits for its charge to reach the ledger. */
+const OWED_MS = 60_000;
 
 export interface RefundsOptions {
   readonly ledger: Ledger;
@@ -24,6 +32,8 @@ export interface RefundsOptions {
 
 export class Refunds {
   readonly #o: RefundsOptions;
+  /** Window charge key → until when its owed refund is tried again. */
+  readonly #owed = new Map<string, number>();
 
   constructor(options: RefundsOptions) {
     this.#o = options;
@@ -53,13 +63,22 @@ export class Refunds {
     const queryId = sqlQueryIdOf(chargeKey);
     if (queryId !== undefined) await this.#o.leaseWallet.forgetPaid(accountId, queryId);
     const direct = await this.#o.ledger.refund(chargeKey);
-    const refunded = direct || isLookupKey(chargeKey) ? direct : await this.#o.leaseWallet.refundWindowCharge(accountId, chargeKey);
+    const refunded = direct || isLookupKey(chargeKey) ? direct : await this.#o.leaseWallet.refundWindowCharge(chargeKey);
+    // Not in the ledger yet (another pod's journal), nor refunded already: owed.
+    if (!refunded && !isLookupKey(chargeKey) && !(await this.#o.ledger.refunded(chargeKey)) && !this.#owed.has(chargeKey)) this.#owed.set(chargeKey, Date.now() + OWED_MS);
     if (refunded) {
       // A refund under a lease is counted where it is written (`LeaseWallet.refundLeaseCharge`).
       if (direct) this.#o.metrics?.refunds.inc();
       await this.#o.balances.refreshBuckets(accountId);
     }
     return refunded;
+  }
+
+  /** Tries the owed window refunds again (after this pod's flush); each is written once its charge is in the ledger. */
+  async retryOwed(): Promise<void> {
+    for (const [chargeKey, until] of [...this.#owed]) {
+      if ((await this.writeRefund(chargeKey)) > 0 || Date.now() > until) this.#owed.delete(chargeKey);
+    }
   }
 
   /**

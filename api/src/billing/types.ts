@@ -23,6 +23,9 @@ export interface Buckets {
 export interface Payer {
   readonly accountId: string;
   readonly tier: Tier;
+  /** The API key that made the request, and its route: written to the usage log, never part of a decision. */
+  readonly keyId?: string;
+  readonly route?: string;
 }
 
 export interface ChargeSpec {
@@ -81,4 +84,36 @@ export interface Delivery {
   abandon(): Promise<Settlement>;
   /** The bytes of the window's file this response has handed to its connection so far (rule 8). */
   sent(span: ByteSpan): void;
+}
+
+/** One charge spent from a wallet, written to the ledger by its pod's journal. */
+export interface ChargeRecord {
+  readonly key: string;
+  readonly amountMicro: number;
+  readonly breakdown?: readonly BreakdownItem[];
+  readonly requestId?: string;
+  readonly queryId?: string;
+}
+
+export interface PendingCharge extends ChargeRecord {
+  readonly accountId: string;
+  readonly leaseId: string;
+}
+
+/** A charge in a pod's journal (`journal.ts`): a lookup's (aggregated in the ledger) or a window's (a row of its own). */
+export interface JournalEntry extends PendingCharge {
+  readonly window: boolean;
+  /** The API key that paid, and the route: for the usage log only. */
+  readonly keyId?: string;
+  readonly route?: string;
+  readonly at: number;
+}
+
+/** Where an acknowledged charge is: under which ledger row (`ledgerKey`), or forgiven. */
+export interface Written {
+  readonly entry: JournalEntry;
+  /** The aggregated row, the charge's own row under its lease, or its own row on the buckets (`late`). */
+  readonly ledgerKey: string;
+  readonly late: boolean;
+  readonly forgiven: boolean;
 }

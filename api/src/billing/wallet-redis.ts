@@ -3,44 +3,36 @@
  * two pods spends one lease. Each step that reads and writes is one Lua script.
  *
  * Keys (per account): `<prefix>wal:<account>` (hash: lease, open 1|0, unspent, held, bal, balv),
- * `<prefix>wal-log:<account>` (hash: charge key → `<lease>|<amount>|<record json>`),
- * `<prefix>wal-lock:<account>` (the flush lock), `<prefix>wal-hold:<account>` (hash: charge key →
- * `<lease>|<amount>`, lease `-` once orphaned); and `<prefix>wal-dirty` (set of accounts with a
- * pending log), `<prefix>wal-holds` (sorted set: `<account> <charge key>` → hold expiry ms),
+ * `<prefix>wal-hold:<account>` (hash: charge key → `<lease>|<amount>`, lease `-` once orphaned);
+ * and `<prefix>wal-holds` (sorted set: `<account> <charge key>` → hold expiry ms),
  * `<prefix>wal-key:<charge key>` (a window charge's key, remembered past its flush: its lease),
  * `<prefix>wal-paid:<account>:<name>` (a re-read marker: the charge key of a paid result, for its window).
+ * No charge record is kept here: each pod's journal holds the charges it reported until PostgreSQL
+ * has them (`journal.ts`). Every key can be lost: the wallet is then taken anew from PostgreSQL.
  */
-import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { TakeRider } from '../limiter/types.ts';
 import { type Script, runScript, script } from './redis-scripts.ts';
-import type { Buckets, ChargeRecord, HoldRequest, HoldResult, PaidMarker, PendingCharge, Release, SpendResult, UnspendResult, Wallet } from './wallet.ts';
+import type { Buckets, ChargeRecord, HoldRequest, HoldResult, PaidMarker, Release, SpendResult, Wallet } from './wallet.ts';
 
-/** A flush that takes longer than this loses its lock; far above any ledger write. */
-const FLUSH_LOCK_MS = 30_000;
-
-// KEYS: wallet, log, dirty, the key's memory, the re-read marker. ARGV: charge key, amount, record
-// json, account id, how long to remember the key (0: while it is in the log only), the marker's
-// life (0: no marker).
+// KEYS: wallet, the key's memory, the re-read marker. ARGV: charge key, amount, how long to
+// remember the key (0: a lookup's, never asked again), the marker's life (0: no marker).
 // Returns {1|2 (spent|duplicate), lease, unspent, bal|'', held} or {0, closed lease|''}.
 const SPEND = `
 local bal = redis.call('HGET', KEYS[1], 'bal') or ''
 local held = redis.call('HGET', KEYS[1], 'open') == '1' and (redis.call('HGET', KEYS[1], 'held') or '0') or '0'
-local prev = redis.call('HGET', KEYS[2], ARGV[1])
-local remembered = tonumber(ARGV[5]) > 0 and redis.call('GET', KEYS[4])
-if prev or remembered then
+local remembered = tonumber(ARGV[3]) > 0 and redis.call('GET', KEYS[2])
+if remembered then
   local unspent = redis.call('HGET', KEYS[1], 'open') == '1' and redis.call('HGET', KEYS[1], 'unspent') or '0'
-  return {2, prev and string.match(prev, '^[^|]+') or remembered, unspent, bal, held}
+  return {2, remembered, unspent, bal, held}
 end
 local lease = redis.call('HGET', KEYS[1], 'lease')
 if not lease then return {0, ''} end
 if redis.call('HGET', KEYS[1], 'open') ~= '1' then return {0, lease} end
 if tonumber(redis.call('HGET', KEYS[1], 'unspent')) < tonumber(ARGV[2]) then return {0, ''} end
 local unspent = redis.call('HINCRBY', KEYS[1], 'unspent', -tonumber(ARGV[2]))
-redis.call('HSET', KEYS[2], ARGV[1], lease .. '|' .. ARGV[2] .. '|' .. ARGV[3])
-redis.call('SADD', KEYS[3], ARGV[4])
-if tonumber(ARGV[5]) > 0 then redis.call('SET', KEYS[4], lease, 'PX', ARGV[5]) end
-if tonumber(ARGV[6]) > 0 then redis.call('SET', KEYS[5], ARGV[1], 'PX', ARGV[6]) end
+if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[2], lease, 'PX', ARGV[3]) end
+if tonumber(ARGV[4]) > 0 then redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[4]) end
 return {1, lease, tostring(unspent), bal, held}`;
 
 // KEYS: wallet. ARGV: buckets micro, buckets version.
@@ -63,34 +55,15 @@ if redis.call('HGET', KEYS[1], 'lease') == ARGV[1] and redis.call('HGET', KEYS[1
   redis.call('HINCRBY', KEYS[1], 'unspent', ARGV[2])
 end`;
 
-// KEYS: wallet, log, lock. ARGV: charge key. Returns the amount put back, -1 (flushing), -2 (written).
-const UNSPEND = `
-if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
-local rec = redis.call('HGET', KEYS[2], ARGV[1])
-if not rec then return -2 end
-redis.call('HDEL', KEYS[2], ARGV[1])
-local lease, amount = string.match(rec, '^([^|]+)|([^|]+)|')
-if redis.call('HGET', KEYS[1], 'lease') == lease and redis.call('HGET', KEYS[1], 'open') == '1' then
-  redis.call('HINCRBY', KEYS[1], 'unspent', amount)
-end
-return tonumber(amount)`;
-
 // KEYS: wallet. ARGV: lease.
 const CLOSE = `
 if redis.call('HGET', KEYS[1], 'lease') == ARGV[1] then redis.call('HSET', KEYS[1], 'open', '0') end`;
 
-// KEYS: log, lock, dirty. ARGV: lock token, account id, charge keys written…
-const TRIM = `
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-for i = 3, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
-if redis.call('HLEN', KEYS[1]) == 0 then redis.call('SREM', KEYS[3], ARGV[2]) end
-redis.call('DEL', KEYS[2])
-return 1`;
-
-// Ends one hold (rules in wallet.ts). Returns 0: no such hold (already released or reaped),
-// 1: done, 2: forgiven (its lease was settled and the open one could not cover the charge).
+// Ends one hold (rules in wallet.ts): what it held beyond its charge goes back to the spendable
+// credit when its lease is still the wallet's (the charge is in the pod's journal, not here).
+// Returns 0: no such hold (already released or reaped, or lost with Redis), 1: done.
 const RELEASE_FN = `
-local function release(prefix, acc, key, t, json)
+local function release(prefix, acc, key, t)
   local w, hh = prefix .. 'wal:' .. acc, prefix .. 'wal-hold:' .. acc
   local h = redis.call('HGET', hh, key)
   if not h then return 0 end
@@ -98,60 +71,43 @@ local function release(prefix, acc, key, t, json)
   redis.call('ZREM', prefix .. 'wal-holds', acc .. ' ' .. key)
   local lease, amount = string.match(h, '^([^|]+)|(%d+)$')
   amount = tonumber(amount)
-  local cur = redis.call('HMGET', w, 'lease', 'open', 'unspent')
-  local same, open = cur[1] == lease, cur[2] == '1'
-  if same then redis.call('HINCRBY', w, 'held', -amount) end
-  if t == 0 then
-    if same and open then redis.call('HINCRBY', w, 'unspent', amount) end
-    return 1
+  local cur = redis.call('HMGET', w, 'lease', 'open')
+  if cur[1] == lease then
+    redis.call('HINCRBY', w, 'held', -amount)
+    if cur[2] == '1' then redis.call('HINCRBY', w, 'unspent', amount - t) end
   end
-  local log = prefix .. 'wal-log:' .. acc
-  if same then
-    redis.call('HSET', log, key, lease .. '|' .. t .. '|' .. json)
-    if open then redis.call('HINCRBY', w, 'unspent', amount - t) end
-  elseif open and tonumber(cur[3]) >= t then
-    redis.call('HINCRBY', w, 'unspent', -t)
-    redis.call('HSET', log, key, cur[1] .. '|' .. t .. '|' .. json)
-  else
-    return 2
-  end
-  redis.call('SADD', prefix .. 'wal-dirty', acc)
   return 1
 end`;
 
-// Releases from ARGV[i..] (4 per release: account, key, charge, record json); the forgiven keys.
+// Releases from ARGV[i..] (3 per release: account, key, charge).
 const RELEASE_ALL_FN = `
 local function releaseAll(prefix, args, from)
-  local forgiven = {}
-  for i = from, #args, 4 do
-    if release(prefix, args[i], args[i + 1], tonumber(args[i + 2]), args[i + 3]) == 2 then forgiven[#forgiven + 1] = args[i + 1] end
-  end
-  return forgiven
+  for i = from, #args, 3 do release(prefix, args[i], args[i + 1], tonumber(args[i + 2])) end
 end`;
 
 // The rider of a request's counter call (`TakeRider`): first the releases it carries, then, unless a
 // counter refused the request, the hold. RK: wallet, holds, hold expiries. RA: prefix, account, key,
-// amount, expiry, releases… Returns {1, lease, forgiven, unspent, held, bal|''} or {0, lease if open but short|'', forgiven}.
+// amount, expiry, releases… Returns {1, lease, unspent, held, bal|''} or {0, lease if open but short|''}.
 const HOLD_RIDER = `${RELEASE_FN}${RELEASE_ALL_FN}
-local forgiven = releaseAll(RA[1], RA, 6)
-if over then return {0, '', forgiven} end
+releaseAll(RA[1], RA, 6)
+if over then return {0, ''} end
 local st = redis.call('HMGET', RK[1], 'lease', 'open', 'unspent', 'bal')
 local amount = tonumber(RA[4])
-if not st[1] or st[2] ~= '1' then return {0, '', forgiven} end
-if tonumber(st[3]) < amount then return {0, st[1], forgiven} end
+if not st[1] or st[2] ~= '1' then return {0, ''} end
+if tonumber(st[3]) < amount then return {0, st[1]} end
 local unspent = redis.call('HINCRBY', RK[1], 'unspent', -amount)
 local held = redis.call('HINCRBY', RK[1], 'held', amount)
 redis.call('HSET', RK[2], RA[3], st[1] .. '|' .. amount)
 redis.call('ZADD', RK[3], RA[5], RA[2] .. ' ' .. RA[3])
-return {1, st[1], forgiven, unspent, held, st[4] or ''}`;
+return {1, st[1], unspent, held, st[4] or ''}`;
 
 // The hold alone, for a caller without a counter call. KEYS, ARGV as the rider's RK, RA.
 const HOLD = `local over, RK, RA = false, KEYS, ARGV
 ${HOLD_RIDER}`;
 
-// ARGV: prefix, releases… Returns the forgiven keys.
+// ARGV: prefix, releases…
 const RELEASE = `${RELEASE_FN}${RELEASE_ALL_FN}
-return releaseAll(ARGV[1], ARGV, 2)`;
+releaseAll(ARGV[1], ARGV, 2)`;
 
 // KEYS: hold expiries. ARGV: now, prefix. Releases, charging nothing, the holds past their expiry.
 const REAP_HOLDS = `${RELEASE_FN}
@@ -159,7 +115,7 @@ local out = {}
 for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 100)) do
   redis.call('ZREM', KEYS[1], m)
   local acc, key = string.match(m, '^(%S+) (.+)$')
-  if release(ARGV[2], acc, key, 0, '') ~= 0 then out[#out + 1] = key end
+  if release(ARGV[2], acc, key, 0) ~= 0 then out[#out + 1] = key end
 end
 return out`;
 
@@ -181,9 +137,7 @@ const SCRIPTS = {
   storeBuckets: script(STORE_BUCKETS),
   fund: script(FUND),
   credit: script(CREDIT),
-  unspend: script(UNSPEND),
   close: script(CLOSE),
-  trim: script(TRIM),
 };
 
 export class RedisWallet implements Wallet {
@@ -200,20 +154,8 @@ export class RedisWallet implements Wallet {
     return `${this.#prefix}wal:${accountId}`;
   }
 
-  #log(accountId: string): string {
-    return `${this.#prefix}wal-log:${accountId}`;
-  }
-
   #holds(accountId: string): string {
     return `${this.#prefix}wal-hold:${accountId}`;
-  }
-
-  #lock(accountId: string): string {
-    return `${this.#prefix}wal-lock:${accountId}`;
-  }
-
-  get #dirty(): string {
-    return `${this.#prefix}wal-dirty`;
   }
 
   #run(s: Script, keys: readonly string[], ...args: (string | number)[]): Promise<unknown> {
@@ -225,16 +167,9 @@ export class RedisWallet implements Wallet {
   }
 
   async spend(accountId: string, record: ChargeRecord, rememberMs = 0, marker?: PaidMarker): Promise<SpendResult> {
-    const { key, amountMicro, ...rest } = record;
     // Without a marker its key is still named (a script declares every key it may touch), never written.
-    const keys = [this.#wallet(accountId), this.#log(accountId), this.#dirty, `${this.#prefix}wal-key:${key}`, this.#marker(accountId, marker?.name ?? '')];
-    const reply = (await this.#run(SCRIPTS.spend, keys, key, amountMicro, JSON.stringify(rest), accountId, rememberMs, marker?.ttlMs ?? 0)) as [
-      number,
-      string,
-      string?,
-      string?,
-      string?,
-    ];
+    const keys = [this.#wallet(accountId), `${this.#prefix}wal-key:${record.key}`, this.#marker(accountId, marker?.name ?? '')];
+    const reply = (await this.#run(SCRIPTS.spend, keys, record.key, record.amountMicro, rememberMs, marker?.ttlMs ?? 0)) as [number, string, string?, string?, string?];
     const [status, lease, unspent, bal, held] = reply;
     if (status === 0) return { ok: false, closedLeaseId: lease || undefined };
     return { ok: true, leaseId: lease, unspentMicro: Number(unspent), heldMicro: Number(held ?? 0), bucketsMicro: bal ? Number(bal) : undefined, duplicate: status === 2 };
@@ -248,13 +183,6 @@ export class RedisWallet implements Wallet {
     await this.#run(SCRIPTS.credit, [this.#wallet(accountId)], leaseId, micro);
   }
 
-  async unspend(accountId: string, key: string): Promise<UnspendResult> {
-    const reply = Number(await this.#run(SCRIPTS.unspend, [this.#wallet(accountId), this.#log(accountId), this.#lock(accountId)], key));
-    if (reply === -1) return 'flushing';
-    if (reply === -2) return 'written';
-    return reply;
-  }
-
   async close(accountId: string, leaseId: string): Promise<void> {
     await this.#run(SCRIPTS.close, [this.#wallet(accountId)], leaseId);
   }
@@ -266,25 +194,6 @@ export class RedisWallet implements Wallet {
 
   async storeBuckets(accountId: string, buckets: Buckets): Promise<void> {
     await this.#run(SCRIPTS.storeBuckets, [this.#wallet(accountId)], buckets.micro, buckets.version);
-  }
-
-  async flush(accountId: string, write: (records: PendingCharge[]) => Promise<void>): Promise<boolean> {
-    const token = randomUUID();
-    if ((await this.#redis.set(this.#lock(accountId), token, 'PX', FLUSH_LOCK_MS, 'NX')) !== 'OK') return false;
-    // On a failed write nothing is trimmed: the records stay pending for the next flush.
-    let written: string[] = [];
-    try {
-      const records = Object.entries(await this.#redis.hgetall(this.#log(accountId))).map(([key, value]) => parseRecord(accountId, key, value));
-      if (records.length) await write(records);
-      written = records.map((r) => r.key);
-    } finally {
-      await this.#run(SCRIPTS.trim, [this.#log(accountId), this.#lock(accountId), this.#dirty], token, accountId, ...written);
-    }
-    return true;
-  }
-
-  async pendingAccounts(): Promise<string[]> {
-    return this.#redis.smembers(this.#dirty);
   }
 
   async openLeases(): Promise<{ accountId: string; leaseId: string }[]> {
@@ -305,8 +214,7 @@ export class RedisWallet implements Wallet {
   }
 
   async spent(accountId: string, key: string): Promise<boolean> {
-    const [inLog, remembered] = await Promise.all([this.#redis.hexists(this.#log(accountId), key), this.#redis.exists(`${this.#prefix}wal-key:${key}`)]);
-    return inLog === 1 || remembered === 1;
+    return (await this.#redis.exists(`${this.#prefix}wal-key:${key}`)) === 1;
   }
 
   async available(accountId: string): Promise<number> {
@@ -324,19 +232,18 @@ export class RedisWallet implements Wallet {
     return { lua: HOLD_RIDER, keys: this.#holdKeys(accountId), args: this.#holdArgs(accountId, hold, releases) };
   }
 
-  holdReply(reply: unknown): { hold: HoldResult; forgiven: string[] } {
-    const [status, lease, forgiven, unspent, held, bal] = reply as [number, string, string[], number?, number?, string?];
-    if (status !== 1) return { hold: { ok: false, leased: Boolean(lease) }, forgiven };
-    return { hold: { ok: true, leaseId: lease, unspentMicro: Number(unspent), heldMicro: Number(held), bucketsMicro: bal ? Number(bal) : undefined }, forgiven };
+  holdReply(reply: unknown): HoldResult {
+    const [status, lease, unspent, held, bal] = reply as [number, string, number?, number?, string?];
+    if (status !== 1) return { ok: false, leased: Boolean(lease) };
+    return { ok: true, leaseId: lease, unspentMicro: Number(unspent), heldMicro: Number(held), bucketsMicro: bal ? Number(bal) : undefined };
   }
 
   async hold(accountId: string, hold: HoldRequest): Promise<HoldResult> {
-    return this.holdReply(await this.#run(SCRIPTS.hold, this.#holdKeys(accountId), ...this.#holdArgs(accountId, hold, []))).hold;
+    return this.holdReply(await this.#run(SCRIPTS.hold, this.#holdKeys(accountId), ...this.#holdArgs(accountId, hold, [])));
   }
 
-  async release(releases: readonly Release[]): Promise<string[]> {
-    if (!releases.length) return [];
-    return (await this.#run(SCRIPTS.release, [], this.#prefix, ...releaseArgs(releases))) as string[];
+  async release(releases: readonly Release[]): Promise<void> {
+    if (releases.length) await this.#run(SCRIPTS.release, [], this.#prefix, ...releaseArgs(releases));
   }
 
   async reapHolds(nowMs: number): Promise<string[]> {
@@ -361,18 +268,9 @@ export class RedisWallet implements Wallet {
   }
 }
 
-/** Four arguments per release: account, key, charge, record json (as the pending log keeps it). */
+/** Three short arguments per release: account, key, charge (the record itself stays in the pod's journal). */
 function releaseArgs(releases: readonly Release[]): (string | number)[] {
   const args: (string | number)[] = [];
-  for (const { accountId, record } of releases) {
-    const { key, amountMicro, ...rest } = record;
-    args.push(accountId, key, amountMicro, JSON.stringify(rest));
-  }
+  for (const { accountId, record } of releases) args.push(accountId, record.key, record.amountMicro);
   return args;
-}
-
-function parseRecord(accountId: string, key: string, value: string): PendingCharge {
-  const [leaseId = '', amount = '0'] = value.split('|', 2);
-  const rest = JSON.parse(value.slice(leaseId.length + amount.length + 2)) as Omit<ChargeRecord, 'key' | 'amountMicro'>;
-  return { ...rest, key, amountMicro: Number(amount), accountId, leaseId };
 }

@@ -3,48 +3,32 @@
  * without touching PostgreSQL. Shared by every API pod through Redis (`wallet-redis.ts`); the
  * embedded default keeps it in the process (`MemoryWallet`, below). Both follow the same rules:
  *
- * - `spend` is atomic: it checks the wallet is open and covers the cost, takes the cost, and
- *   appends the charge record to the account's pending log, in one step, idempotent on the key.
- *   A lookup's key is new every time, so the log alone decides a duplicate; a window's key (a SQL
- *   result's, an export file's) is asked for again by later requests, so it is remembered for
- *   `rememberMs` after the spend, past its flush: a key spent once is never spent twice.
- * - `flush` hands the pending log to a writer under a per-account lock and removes exactly the
- *   records it handed over once the writer returns, so two flushers never trim each other's work.
- * - `unspend` takes back a record that is still pending (the lookup's response never went out) and
- *   returns its amount to the wallet; once a record may be in PostgreSQL it says so instead.
+ * - The wallet holds no charge record: the pod that reports a charge keeps it in its journal
+ *   (`journal.ts`) until PostgreSQL has it, so a wallet lost with Redis loses no charge
+ *   (DECISIONS §3 "Money survives any single fault"). Everything here is rebuilt from PostgreSQL.
+ * - `spend` is atomic: it checks the wallet is open and covers the cost and takes the cost, in one
+ *   step, and answers the lease it spent from. A lookup's key is new every time; a window's key (a
+ *   SQL result's, an export file's) is asked for again by later requests, so it is remembered for
+ *   `rememberMs` after the spend: a key spent once is never spent twice while Redis remembers it.
  * - `close` stops all spending on a lease, before its settlement counts what was spent.
  * - The wallet also keeps the account's bucket balance as PostgreSQL last reported it, with its
  *   version, so a spend answers the exact remaining balance in the same step.
  * - A lookup may `hold` its largest possible cost before it knows its rows (DECISIONS §3 "Holds"):
  *   the hold leaves the spendable credit and is counted apart (`held`), still part of the balance.
- *   A `release` ends it with the true charge: the charge record goes to the pending log under the
- *   hold's lease and the difference back to the spendable credit, atomically and once (a release
- *   of a hold that is gone does nothing, so a release may be sent twice). A hold whose pod died
- *   expires and is reaped (`reapHolds`) as a release of nothing: that lookup was served free.
- *   Settling a lease first waits a moment for its holds, then `orphanHolds`: a later release of
- *   such a hold is charged to the account's open lease when it covers it, else forgiven.
+ *   A `release` ends it with the true charge: the difference goes back to the spendable credit,
+ *   atomically and once (a release of a hold that is gone does nothing, so a release may be sent
+ *   twice); the charge itself is in the pod's journal under the hold's lease. A hold whose pod died
+ *   expires and is reaped (`reapHolds`) as a release of nothing (its charge died with the pod's
+ *   journal). Settling a lease first waits a moment for its holds, then `orphanHolds`: a later
+ *   release of such a hold moves no credit (its charge reaches the ledger late, on the buckets).
  */
 import type { TakeRider } from '../limiter/types.ts';
-import type { BreakdownItem, Buckets } from './types.ts';
+import type { Buckets, ChargeRecord } from './types.ts';
 
-export type { Buckets } from './types.ts';
-
-/** One lookup's charge, spent from a wallet and written to the ledger by a flush. */
-export interface ChargeRecord {
-  readonly key: string;
-  readonly amountMicro: number;
-  readonly breakdown?: readonly BreakdownItem[];
-  readonly requestId?: string;
-  readonly queryId?: string;
-}
-
-export interface PendingCharge extends ChargeRecord {
-  readonly accountId: string;
-  readonly leaseId: string;
-}
+export type { Buckets, ChargeRecord, PendingCharge } from './types.ts';
 
 export type SpendResult =
-  /** Spent (or already spent under this key: `duplicate`). `bucketsMicro` undefined: not cached. */
+  /** Spent (or already spent under this window key: `duplicate`). `bucketsMicro` undefined: not cached. */
   | {
       readonly ok: true;
       readonly leaseId: string;
@@ -85,9 +69,6 @@ export interface Release {
   readonly record: ChargeRecord;
 }
 
-/** `unspend`: the amount put back, or where the record is instead. */
-export type UnspendResult = number | 'flushing' | 'written';
-
 export interface Wallet {
   /** True when the wallet lives in this process only: a drain must settle its leases. */
   readonly local: boolean;
@@ -97,20 +78,12 @@ export interface Wallet {
   fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets): Promise<void>;
   /** Returns a refunded charge's amount to the wallet, if the lease is still the open one. */
   credit(accountId: string, leaseId: string, micro: number): Promise<void>;
-  unspend(accountId: string, key: string): Promise<UnspendResult>;
   /** No more spending on `leaseId`. */
   close(accountId: string, leaseId: string): Promise<void>;
   /** The open lease's unspent credit (0 without one). */
   unspent(accountId: string): Promise<number>;
   /** Stores the buckets unless a newer version is stored already. */
   storeBuckets(accountId: string, buckets: Buckets): Promise<void>;
-  /**
-   * Hands the account's pending records to `write` under the account's flush lock, then removes
-   * them. False when another flusher holds the lock (nothing was done).
-   */
-  flush(accountId: string, write: (records: PendingCharge[]) => Promise<void>): Promise<boolean>;
-  /** Accounts that may have pending records. */
-  pendingAccounts(): Promise<string[]>;
   /** Accounts whose wallet is open (for a drain of a local wallet). */
   openLeases(): Promise<{ accountId: string; leaseId: string }[]>;
   /** The charge key a live re-read marker names; undefined when there is none (never set, expired, forgotten or lost). */
@@ -119,7 +92,7 @@ export interface Wallet {
   markPaid(accountId: string, marker: PaidMarker, chargeKey: string): Promise<void>;
   /** Removes a re-read marker (its charge is being refunded). */
   forgetPaid(accountId: string, name: string): Promise<void>;
-  /** Whether `key` was spent (still in the log, or a window key remembered past its flush). */
+  /** Whether the window key `key` was spent (remembered for `rememberMs` after its spend). */
   spent(accountId: string, key: string): Promise<boolean>;
   /** The spendable credit plus the holds of the open lease: the wallet's part of the balance. */
   available(accountId: string): Promise<number>;
@@ -130,11 +103,11 @@ export interface Wallet {
    * undefined for a wallet in this process, which holds with `hold` instead.
    */
   holdRider(accountId: string, hold: HoldRequest, releases: readonly Release[]): TakeRider | undefined;
-  /** The rider's reply: the hold's result, and the keys of releases that found their lease gone and were forgiven. */
-  holdReply(reply: unknown): { hold: HoldResult; forgiven: string[] };
+  /** The rider's reply: the hold's result. */
+  holdReply(reply: unknown): HoldResult;
   hold(accountId: string, hold: HoldRequest): Promise<HoldResult>;
-  /** Ends holds; returns the keys whose charge was forgiven (its lease was settled and the open one could not cover it). */
-  release(releases: readonly Release[]): Promise<string[]>;
+  /** Ends holds: each returns what it held beyond its charge to the spendable credit (its lease still the open one). */
+  release(releases: readonly Release[]): Promise<void>;
   /** Releases, as charging nothing, the holds that expired (their pod died); returns their keys. */
   reapHolds(nowMs: number): Promise<string[]>;
   /** What the holds under `leaseId` still hold. */
@@ -168,8 +141,6 @@ interface MemoryAccount {
   unspentMicro: number;
   heldMicro: number;
   buckets?: Buckets;
-  readonly pending: Map<string, PendingCharge>;
-  flushing: boolean;
 }
 
 /** The embedded default's wallet: one process, so plain maps. Same rules as the Redis wallet. */
@@ -192,18 +163,17 @@ export class MemoryWallet implements Wallet {
 
   #account(accountId: string): MemoryAccount {
     let account = this.#accounts.get(accountId);
-    if (!account) this.#accounts.set(accountId, (account = { open: false, unspentMicro: 0, heldMicro: 0, pending: new Map(), flushing: false }));
+    if (!account) this.#accounts.set(accountId, (account = { open: false, unspentMicro: 0, heldMicro: 0 }));
     return account;
   }
 
   async spend(accountId: string, record: ChargeRecord, rememberMs = 0, marker?: PaidMarker): Promise<SpendResult> {
     const a = this.#account(accountId);
     const bucketsMicro = a.buckets?.micro;
-    const previous = a.pending.get(record.key)?.leaseId ?? (rememberMs > 0 ? this.#remembered(record.key) : undefined);
+    const previous = rememberMs > 0 ? this.#remembered(record.key) : undefined;
     if (previous) return { ok: true, leaseId: previous, unspentMicro: a.open ? a.unspentMicro : 0, heldMicro: a.open ? a.heldMicro : 0, bucketsMicro, duplicate: true };
     if (!a.open || !a.leaseId || a.unspentMicro < record.amountMicro) return { ok: false, closedLeaseId: a.open ? undefined : a.leaseId };
     a.unspentMicro -= record.amountMicro;
-    a.pending.set(record.key, { ...record, accountId, leaseId: a.leaseId });
     if (rememberMs > 0) remember(this.#keys, record.key, a.leaseId, rememberMs);
     if (marker) await this.markPaid(accountId, marker, record.key);
     return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, heldMicro: a.heldMicro, bucketsMicro, duplicate: false };
@@ -225,16 +195,6 @@ export class MemoryWallet implements Wallet {
     if (a.open && a.leaseId === leaseId) a.unspentMicro += micro;
   }
 
-  async unspend(accountId: string, key: string): Promise<UnspendResult> {
-    const a = this.#account(accountId);
-    if (a.flushing) return 'flushing';
-    const record = a.pending.get(key);
-    if (!record) return 'written';
-    a.pending.delete(key);
-    await this.credit(accountId, record.leaseId, record.amountMicro);
-    return record.amountMicro;
-  }
-
   async close(accountId: string, leaseId: string): Promise<void> {
     const a = this.#account(accountId);
     if (a.leaseId === leaseId) a.open = false;
@@ -248,24 +208,6 @@ export class MemoryWallet implements Wallet {
   async storeBuckets(accountId: string, buckets: Buckets): Promise<void> {
     const a = this.#account(accountId);
     if (!a.buckets || a.buckets.version < buckets.version) a.buckets = buckets;
-  }
-
-  async flush(accountId: string, write: (records: PendingCharge[]) => Promise<void>): Promise<boolean> {
-    const a = this.#account(accountId);
-    if (a.flushing) return false;
-    a.flushing = true;
-    try {
-      const records = [...a.pending.values()];
-      if (records.length) await write(records);
-      for (const record of records) a.pending.delete(record.key);
-      return true;
-    } finally {
-      a.flushing = false;
-    }
-  }
-
-  async pendingAccounts(): Promise<string[]> {
-    return [...this.#accounts].filter(([, a]) => a.pending.size > 0).map(([id]) => id);
   }
 
   async openLeases(): Promise<{ accountId: string; leaseId: string }[]> {
@@ -286,7 +228,7 @@ export class MemoryWallet implements Wallet {
   }
 
   async spent(accountId: string, key: string): Promise<boolean> {
-    return Boolean(this.#accounts.get(accountId)?.pending.has(key) || this.#remembered(key));
+    return this.#remembered(key) !== undefined;
   }
 
   async available(accountId: string): Promise<number> {
@@ -303,8 +245,8 @@ export class MemoryWallet implements Wallet {
     return undefined;
   }
 
-  holdReply(): { hold: HoldResult; forgiven: string[] } {
-    return { hold: { ok: false, leased: false }, forgiven: [] };
+  holdReply(): HoldResult {
+    return { ok: false, leased: false };
   }
 
   async hold(accountId: string, hold: HoldRequest): Promise<HoldResult> {
@@ -316,39 +258,25 @@ export class MemoryWallet implements Wallet {
     return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, heldMicro: a.heldMicro, bucketsMicro: a.buckets?.micro };
   }
 
-  async release(releases: readonly Release[]): Promise<string[]> {
-    return releases.filter(({ record }) => this.#release(record) === 'forgiven').map(({ record }) => record.key);
+  async release(releases: readonly Release[]): Promise<void> {
+    for (const { record } of releases) this.#release(record);
   }
 
   /** The same steps as the Redis wallet's `release` (wallet-redis.ts). */
-  #release(record: ChargeRecord): 'none' | 'done' | 'forgiven' {
+  #release(record: ChargeRecord): boolean {
     const hold = this.#holds.get(record.key);
-    if (!hold) return 'none';
+    if (!hold) return false;
     this.#holds.delete(record.key);
     const a = this.#account(hold.accountId);
-    const same = a.leaseId === hold.leaseId;
-    if (same) a.heldMicro -= hold.amountMicro;
-    const charge = record.amountMicro;
-    if (charge === 0) {
-      if (same && a.open) a.unspentMicro += hold.amountMicro;
-      return 'done';
-    }
-    if (same) {
-      a.pending.set(record.key, { ...record, accountId: hold.accountId, leaseId: hold.leaseId });
-      if (a.open) a.unspentMicro += hold.amountMicro - charge;
-    } else if (a.open && a.leaseId && a.unspentMicro >= charge) {
-      a.unspentMicro -= charge;
-      a.pending.set(record.key, { ...record, accountId: hold.accountId, leaseId: a.leaseId });
-    } else {
-      return 'forgiven';
-    }
-    return 'done';
+    if (a.leaseId !== hold.leaseId) return true;
+    a.heldMicro -= hold.amountMicro;
+    if (a.open) a.unspentMicro += hold.amountMicro - record.amountMicro;
+    return true;
   }
 
   async reapHolds(nowMs: number): Promise<string[]> {
     const expired = [...this.#holds].filter(([, hold]) => hold.expiresAtMs <= nowMs).map(([key]) => key);
-    for (const key of expired) this.#release({ key, amountMicro: 0 });
-    return expired;
+    return expired.filter((key) => this.#release({ key, amountMicro: 0 }));
   }
 
   async held(accountId: string, leaseId: string): Promise<number> {

@@ -4,3 +4,5 @@ export { lockDown, lockedInstanceOptions, quoteIdent, quoteLiteral } from './loc
 export type { EngineLimits } from './lockdown.ts';
 export { DeadlineExceeded, withDeadline } from './deadline.ts';
 export { OUT_OF_MEMORY_MESSAGE, sanitizeEngineMessage } from './engine-text.ts';
+export { writeParquetRows } from './parquet-rows.ts';
+export type { ParquetColumn, ParquetColumnType } from './parquet-rows.ts';

@@ -8,6 +8,7 @@ import * as liveCopies from '@uda/shared/db/live-copies';
 import * as core from './0001_core.ts';
 import * as dashboard from './0005_dashboard.ts';
 import * as creditLeases from './0006_credit_leases.ts';
+import * as ledgerRequests from './0007_ledger_requests.ts';
 import * as emailVerification from './0008_email_verification.ts';
 
 /** Tables another workspace also uses live in `@uda/shared/db` (the exporter reads them). */
@@ -17,6 +18,7 @@ const MIGRATIONS: readonly { name: string; module: Knex.Migration }[] = [
   { name: '0003_datasets', module: datasets },
   { name: '0005_dashboard', module: dashboard },
   { name: '0006_credit_leases', module: creditLeases },
+  { name: '0007_ledger_requests', module: ledgerRequests },
   { name: '0008_email_verification', module: emailVerification },
 ];
 

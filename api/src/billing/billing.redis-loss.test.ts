@@ -1,0 +1,97 @@
+/**
+ * Issue 31's observed defect: Redis flushed mid-load (a Redis pod without persistence rescheduled)
+ * left the ledger lower than what clients were told in `X-Credit-Cost`. Redis is a cache of
+ * PostgreSQL (DECISIONS §3 "Money survives any single fault"): every charge a response reported
+ * reaches the ledger however Redis is lost, and no credit is handed out twice.
+ *
+ * The test starts a Redis of its own (never the shared one), charges lookups (held and spent),
+ * a SQL window and an export window on two pods, sends FLUSHALL to that Redis midway, charges more,
+ * then flushes and settles: the ledger's charges equal what the responses reported.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { type TestContext, openTestContext, uniquePrefix } from '@uda/test-support/api-harness';
+import { freePort } from '../../test/support/spawn.ts';
+import { AccountStore } from '../accounts/store.ts';
+import { RedisLimiterBackend } from '../limiter/redis.ts';
+import { Billing } from './billing.ts';
+import { exportWindow, sqlWindow } from './charge-keys.ts';
+import { RedisDeliveryTracker } from './deliveries-redis.ts';
+import { LEASE_TTL_MS, LeaseBook } from './leases.ts';
+import { Ledger } from './ledger.ts';
+import { RedisWallet } from './wallet-redis.ts';
+
+let ctx: TestContext;
+let server: ChildProcess;
+let redis: Redis;
+
+beforeAll(async () => {
+  ctx = await openTestContext();
+  const port = await freePort();
+  server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  redis = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+  for (let i = 0; i < 200 && (await redis.ping().catch(() => '')) !== 'PONG'; i++) await new Promise((r) => setTimeout(r, 25));
+}, 60_000);
+
+afterAll(async () => {
+  redis.disconnect();
+  if (server.exitCode === null) server.kill('SIGKILL');
+  await ctx.close();
+});
+
+const ROW_MICRO = 1_000;
+const HELD_ROWS = 5;
+
+describe('a Redis flushed mid-traffic', () => {
+  it('loses no charge a response reported, and hands out no credit twice', async () => {
+    const clock = { leases: Date.now() };
+    const accounts = new AccountStore(ctx.db);
+    const ledger = new Ledger(ctx.db, accounts);
+    const leases = new LeaseBook(ctx.db, () => clock.leases);
+    const prefix = uniquePrefix();
+    const forgiven = new Set<string>();
+    const pod = () => new Billing({ ledger, leases, wallet: new RedisWallet({ redis, prefix }), deliveries: new RedisDeliveryTracker({ redis, prefix }), holdWaitMs: 50, onForgiven: (key) => forgiven.add(key) });
+    const pods = [pod(), pod()];
+    const limiter = new RedisLimiterBackend({ client: redis, prefix });
+    const account = await accounts.create({ email: 'flushed@example.com', tier: 'developer' });
+    const deposited = 5_000_000;
+    await accounts.setGrant(account.id, deposited);
+    const payer = { accountId: account.id, tier: account.tier };
+    let reported = 0;
+
+    const traffic = async (round: number) => {
+      for (const [i, billing] of pods.entries()) {
+        // A held lookup (its counter call holds the largest cost), a lookup spent directly, a SQL window, an export file.
+        const plan = billing.planHold(payer, HELD_ROWS * ROW_MICRO);
+        const hold = await plan.made(plan.rider ? (await limiter.takeWith([], plan.rider)).reply : undefined);
+        const held = await billing.deliverOnce(payer, { costMicro: 3 * ROW_MICRO }, hold);
+        const spent = await billing.deliverOnce(payer, { costMicro: 2 * ROW_MICRO });
+        const sql = await billing.deliverWindow(payer, sqlWindow(account.id, `q${round}-${i}`, 't1'), { costMicro: 25_000, carriesBytes: true });
+        const file = await billing.deliverWindow(payer, exportWindow(account.id, `exports/v1/f${round}-${i}.csv`, 86_400_000), { costMicro: 100_000, carriesBytes: true, sizeBytes: 10 });
+        for (const delivery of [held, spent, sql, file]) {
+          reported += delivery.settlement.chargedMicro;
+          await delivery.complete();
+        }
+      }
+    };
+
+    await traffic(0);
+    await pods[0]!.sendReleases();
+    // Redis loses everything: wallets, holds, pending records, remembered window keys.
+    await redis.flushall();
+    await traffic(1);
+    for (const billing of pods) await billing.flush();
+    clock.leases += LEASE_TTL_MS + 1;
+    await pods[1]!.reconcile();
+    for (const billing of pods) await billing.drain(0);
+
+    const sum = async (kinds: string[]) =>
+      Number((await ctx.db('ledger').where({ account_id: account.id }).whereIn('kind', kinds).sum<{ s: string | null }[]>({ s: 'amount_micro' }))[0]?.s ?? 0);
+    expect(forgiven).toEqual(new Set());
+    expect(await sum(['charge', 'refund'])).toBe(reported);
+    // Every lease settled: the buckets alone are the balance, and no credit was created.
+    expect(await accounts.balance(account.id)).toBe(deposited - reported);
+    expect(await pods[0]!.balance(account.id)).toBe(deposited - reported);
+  }, 60_000);
+});
