@@ -318,6 +318,15 @@ export interface components {
                 message: "Internal Server Error";
             };
         };
+        /** @description PostgreSQL or Redis could not be reached for a moment; retry after `Retry-After` seconds. */
+        ServiceUnavailable: {
+            /** @constant */
+            status: "error";
+            /** @constant */
+            message: "The service could not reach its database or cache for a moment. Nothing was charged; please retry.";
+            /** @constant */
+            code: "SERVICE_UNAVAILABLE";
+        };
         /** @description A SQL failure, or an email not verified yet (SQL, exports, sheet uploads): the flat shape with `code`. */
         SqlError: {
             /** @constant */
@@ -391,7 +400,7 @@ export interface components {
                  * @description Only on upstream and internal failures.
                  * @enum {string}
                  */
-                code?: "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_BAD_RESPONSE" | "SOURCE_UNAVAILABLE" | "INTERNAL_ERROR";
+                code?: "UPSTREAM_RATE_LIMITED" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_FORBIDDEN" | "UPSTREAM_BAD_RESPONSE" | "SOURCE_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
             };
         };
         /** @description 402 on data lookups. Nothing was charged. */
@@ -481,6 +490,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -624,14 +643,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -850,14 +869,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -1076,14 +1095,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -1302,14 +1321,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -1528,14 +1547,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -1772,14 +1791,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description EXPORT_UNAVAILABLE. See docs/errors.md. */
+            /** @description EXPORT_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2016,14 +2035,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description EXPORT_UNAVAILABLE. See docs/errors.md. */
+            /** @description EXPORT_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FlatError"];
+                    "application/json": components["schemas"]["FlatError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2081,6 +2100,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
         };
     };
     mcpGet: {
@@ -2127,6 +2156,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2191,6 +2230,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
         };
     };
     mcpDelete: {
@@ -2237,6 +2286,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2327,6 +2386,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2443,6 +2512,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
         };
     };
     getDataset: {
@@ -2530,6 +2609,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
         };
     };
     deleteDataset: {
@@ -2596,6 +2685,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2724,6 +2823,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description SERVICE_UNAVAILABLE. See docs/errors.md. */
+            503: {
+                headers: {
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"];
+                };
+            };
         };
     };
     searchDataset: {
@@ -2839,14 +2948,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -2969,14 +3078,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE. See docs/errors.md. */
+            /** @description QUERY_BUSY, QUERY_BACKEND_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SqlError"];
+                    "application/json": components["schemas"]["SqlError"] | components["schemas"]["ServiceUnavailable"];
                 };
             };
         };
@@ -3090,7 +3199,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3211,7 +3320,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3337,7 +3446,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
@@ -3463,7 +3572,7 @@ export interface operations {
                     "application/json": components["schemas"]["LookupError"];
                 };
             };
-            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE. See docs/errors.md. */
+            /** @description SOURCE_UNAVAILABLE, QUERY_BACKEND_UNAVAILABLE, UPSTREAM_RATE_LIMITED, UPSTREAM_UNAVAILABLE, SERVICE_UNAVAILABLE. See docs/errors.md. */
             503: {
                 headers: {
                     "Retry-After"?: string;
