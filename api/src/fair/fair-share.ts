@@ -1,7 +1,8 @@
 /**
  * The gate every user-SQL runner call passes (DECISIONS §4 Fair shares), before any runner slot is
  * taken: the account's hourly budget of runner time for failed runs (429 when spent), then one of
- * its few concurrent-query tokens, waited for at most `waitMs` (503 QUERY_BUSY with Retry-After).
+ * its few concurrent-query tokens, waited for at most `waitMs` (then 429 QUERY_CONCURRENCY_LIMITED with
+ * Retry-After: the caller's own parallelism, not a failure of ours, so not a 5xx).
  * The token is released when the call ends, whatever the outcome, and expires by itself after the
  * longest a runner call can take, so a pod that dies cannot leak it. A run that ends without a
  * result but used runner time (timeout, memory cap, we gave up) spends that time from the budget.
@@ -35,7 +36,7 @@ export interface FairShareOptions {
 const POLL_MS = 100;
 /** Slack on a token's life beyond the call deadline: the call's own cleanup releases it well before. */
 const TOKEN_SLACK_MS = 5_000;
-const BUSY_RETRY_AFTER_S = 2;
+const CONCURRENCY_RETRY_AFTER_S = 2;
 
 export class FairShare {
   readonly #options: FairShareOptions;
@@ -81,7 +82,7 @@ export class FairShare {
       if (Date.now() + POLL_MS > giveUpAt) break;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
-    throw new ApiError(ErrorCode.QUERY_BUSY, { message: concurrencyMessage(caller.tier, limits) }, { 'Retry-After': String(BUSY_RETRY_AFTER_S) });
+    throw new ApiError(ErrorCode.QUERY_CONCURRENCY_LIMITED, { message: concurrencyMessage(caller.tier, limits) }, { 'Retry-After': String(CONCURRENCY_RETRY_AFTER_S) });
   }
 
   async #spend(caller: FairCaller, error: unknown): Promise<void> {

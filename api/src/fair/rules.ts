@@ -7,7 +7,7 @@ import type { Tier } from '@uda/shared/catalog';
 export interface FairShareLimits {
   /** SQL queries one account runs at once, across every runner and API pod. */
   readonly concurrent: Readonly<Record<Tier, number>>;
-  /** How long a query waits for one of its account's running queries to end before 503. */
+  /** How long a query waits for one of its account's running queries to end before 429 QUERY_CONCURRENCY_LIMITED. */
   readonly waitMs: number;
   /** Runner-seconds per window that an account's timed-out or memory-capped runs may take. */
   readonly budgetSeconds: Readonly<Record<Tier, number>>;

@@ -143,7 +143,7 @@ function tenantOf(accountId: string): string {
 
 /** The runner refused before running: the request counts toward nothing (DECISIONS §4). */
 function neverRan(failure: ApiError): boolean {
-  return failure.code === ErrorCode.QUERY_BUSY || failure.code === ErrorCode.QUERY_BACKEND_UNAVAILABLE || failure.code === ErrorCode.RUNNER_BUDGET_EXCEEDED;
+  return failure.code === ErrorCode.QUERY_BUSY || failure.code === ErrorCode.QUERY_BACKEND_UNAVAILABLE || failure.code === ErrorCode.RUNNER_BUDGET_EXCEEDED || failure.code === ErrorCode.QUERY_CONCURRENCY_LIMITED;
 }
 
 /** The stored result while the window is open; undefined when the query has to run. */

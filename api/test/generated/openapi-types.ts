@@ -324,7 +324,7 @@ export interface components {
             status: "error";
             message: string;
             /** @enum {string} */
-            code: "QUERY_INVALID" | "QUERY_TIMEOUT" | "QUERY_RESULT_TOO_LARGE" | "QUERY_BUSY" | "QUERY_BACKEND_UNAVAILABLE" | "RUNNER_BUDGET_EXCEEDED";
+            code: "QUERY_INVALID" | "QUERY_TIMEOUT" | "QUERY_RESULT_TOO_LARGE" | "QUERY_BUSY" | "QUERY_BACKEND_UNAVAILABLE" | "RUNNER_BUDGET_EXCEEDED" | "QUERY_CONCURRENCY_LIMITED";
         };
         /** @description Export, SQL and connected-sheet routes. */
         FlatError: {
@@ -601,7 +601,7 @@ export interface operations {
                     "application/json": components["schemas"]["SqlError"];
                 };
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -827,7 +827,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1053,7 +1053,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1279,7 +1279,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1505,7 +1505,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -2780,7 +2780,7 @@ export interface operations {
                     "application/json": components["schemas"]["SqlError"];
                 };
             };
-            /** @description SHEET_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description SHEET_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -2910,7 +2910,7 @@ export interface operations {
                     "application/json": components["schemas"]["SqlError"];
                 };
             };
-            /** @description SHEET_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description SHEET_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
