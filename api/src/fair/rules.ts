@@ -2,7 +2,9 @@
  * Fair shares of runner capacity (DECISIONS §4), as plain rules: how many queries a caller may run
  * at once, how much runner time its failed runs may take per hour, and what the refusals say.
  */
+import { createHash } from 'node:crypto';
 import type { Tier } from '@uda/shared/catalog';
+import type { CapacityClass } from '@uda/shared/runner-contract';
 
 export interface FairShareLimits {
   /** SQL queries one account runs at once, across every runner and API pod. */
@@ -52,4 +54,17 @@ export function budgetMessage(tier: Tier, limits: FairShareLimits, window: Budge
 
 export function concurrencyMessage(tier: Tier, limits: FairShareLimits): string {
   return `This account already runs ${limits.concurrent[tier]} queries at once, the most the ${tier} tier allows; retry when one has ended.`;
+}
+
+/**
+ * Capacity classes (DECISIONS §4): Free accounts (and anonymous callers, who run no SQL today) hold
+ * at most half of the runners' workers; Developer and Pro the rest. The runners enforce it.
+ */
+export function capacityClassOf(tier: Tier): CapacityClass {
+  return tier === 'free' ? 'free' : 'paid';
+}
+
+/** What a runner needs to place an account's query: its fairness key (opaque, so account ids stay out of the runners) and its class. */
+export function runnerPlaceOf(caller: { readonly accountId: string; readonly tier: Tier }): { tenant: string; capacityClass: CapacityClass } {
+  return { tenant: createHash('sha256').update(caller.accountId).digest('hex').slice(0, 32), capacityClass: capacityClassOf(caller.tier) };
 }
