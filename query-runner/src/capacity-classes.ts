@@ -3,8 +3,9 @@
  * names no class) hold at most half of the slots; Developer and Pro accounts hold the rest. Each
  * runner splits its own slots so, which splits the slots of all runners alike: the free class never
  * holds more than half of them, however many runners there are. A class may borrow the other's idle
- * slots, and a freed slot goes first to a class under its share; the worker pool also takes back a
- * slot the free class borrowed as soon as the paid class needs it (`workers/fair-scheduler.ts`).
+ * slots, and a freed slot goes first to a class under its share; in the worker pool the free class
+ * leaves one paid worker idle, and a slot it borrowed is taken back as soon as the paid class needs
+ * it (`workers/fair-scheduler.ts`).
  */
 import type { CapacityClass } from '@uda/shared/runner-contract';
 
@@ -18,9 +19,12 @@ export function classShares(slots: number): ClassShares {
   return { free, paid: slots - free };
 }
 
-/** A request without a class gets the smaller guarantee. */
+/**
+ * A request without a class (the runner's own tools, an API from before the classes) is not held to
+ * the free share: the API always names the class of an account's query.
+ */
 export function classOf(capacityClass: CapacityClass | undefined): CapacityClass {
-  return capacityClass ?? 'free';
+  return capacityClass ?? 'paid';
 }
 
 export interface ClassWaiter {

@@ -26,7 +26,7 @@ export interface WaitBounds {
   readonly signal?: AbortSignal;
   /** The caller's opaque key, for the fair turn. */
   readonly tenant?: string;
-  /** The caller's capacity class (only with `classes`); none counts as free. */
+  /** The caller's capacity class (only with `classes`); none is not held to the free share. */
   readonly capacityClass?: CapacityClass;
 }
 

@@ -57,7 +57,7 @@ export const runQueryRequestSchema = z.object({
   /**
    * The caller's capacity class (DECISIONS §4 Capacity classes): `free` (Free accounts) holds at most
    * half of the workers, `paid` (Developer, Pro) the rest; either borrows the other's idle ones. A
-   * request without one counts as `free`, the class with the smaller guarantee.
+   * request without one (an API from before the classes) is not held to the free share.
    */
   capacityClass: z.enum(['free', 'paid']).optional(),
 });

@@ -100,36 +100,33 @@ describe('capacity classes in the fair scheduler', () => {
   /** A request of `capacityClass` whose reclaim is recorded under `name`. */
   const classed = (capacityClass: CapacityClass, reclaimed: string[], name: string): Partial<SlotRequest> => ({ capacityClass, reclaim: () => reclaimed.push(name) });
 
-  it('lets the free class borrow idle paid slots, and takes back the newest borrowed one when a paid request finds none idle', async () => {
+  it('lets the free class borrow idle paid slots but the last, and takes back the newest borrowed one when a paid request finds none idle', async () => {
     const { acquire, release } = slots(4);
     const reclaimed: string[] = [];
-    // Four free tenants take all four slots: two are the free share, two are borrowed.
-    const free = await Promise.all(['f1', 'f2', 'f3', 'f4'].map((name) => acquire(name, classed('free', reclaimed, name))));
-    expect(reclaimed).toEqual([]);
-    const paid = acquire('p1', { capacityClass: 'paid' });
-    expect(reclaimed).toEqual(['f4']);
-    // The stopped holder gives its slot back: it goes to the paid request, not to a free waiter.
+    // Three free tenants take three slots: two are the free share, one is borrowed; the fourth free one waits.
+    const free = await Promise.all(['f1', 'f2', 'f3'].map((name) => acquire(name, classed('free', reclaimed, name))));
     const order: string[] = [];
-    const freeWaiter = track(order, 'f5', acquire('f5', classed('free', reclaimed, 'f5')));
-    release(free[3]!);
-    expect((await paid).slot).toBe(free[3]!.slot);
-    // A second paid request takes back the next borrowed slot; a third finds the free class at its share and waits.
-    const paid2 = acquire('p2', { capacityClass: 'paid' });
-    expect(reclaimed).toEqual(['f4', 'f3']);
-    const paid3 = track(order, 'p3', acquire('p3', { capacityClass: 'paid' }));
-    expect(reclaimed).toEqual(['f4', 'f3']);
+    const f4 = track(order, 'f4', acquire('f4', classed('free', reclaimed, 'f4')));
+    await turnsPass();
+    expect(order).toEqual([]);
+    // The paid slot left idle: a paid request takes it at once, nothing is stopped.
+    const p1 = await acquire('p1', { capacityClass: 'paid' });
+    expect(reclaimed).toEqual([]);
+    // None idle now: the next paid request takes back the borrowed slot, the newest free holder's.
+    const p2 = acquire('p2', { capacityClass: 'paid' });
+    expect(reclaimed).toEqual(['f3']);
     release(free[2]!);
-    await paid2;
-    // A slot the free class frees now goes to its own waiter: it is under its share again.
+    expect((await p2).slot).toBe(free[2]!.slot);
+    // The paid class holds its share: a third paid request waits, and stops nothing.
+    const p3 = track(order, 'p3', acquire('p3', { capacityClass: 'paid' }));
+    expect(reclaimed).toEqual(['f3']);
+    // A slot each class frees goes to its own waiter, the class under its share.
     release(free[0]!);
     await turnsPass();
-    expect(order).toEqual(['f5']);
-    await freeWaiter;
-    expect(order).not.toContain('p3');
-    // Both classes hold their share; a slot the free class frees with no free waiter is lent to the paid one.
-    release(free[1]!);
-    await paid3;
-    expect(order).toEqual(['f5', 'p3']);
+    expect(order).toEqual(['f4']);
+    release(p1);
+    await Promise.all([f4, p3]);
+    expect(order).toEqual(['f4', 'p3']);
   });
 
   it('never stops a paid holder for a free request: the free request waits for a freed slot', async () => {

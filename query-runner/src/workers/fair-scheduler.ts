@@ -4,10 +4,12 @@
  * - One tenant holds at most `perTenant` slots at once, so even many runaways from one caller leave
  *   slots for everyone else; its other requests wait their turn.
  * - The free class holds at most its share (`capacity-classes.ts`) while the paid class wants the
- *   rest: it may borrow idle paid slots, but a paid request that finds no idle slot while the free
- *   class holds more than its share reclaims the newest borrowed slot (the holder's `reclaim` stops
- *   its query, and the slot comes back through `release`). Paid requests are never stopped so: an
- *   uninterruptible free query must not keep a paying one waiting for its 30 s.
+ *   rest. It may borrow idle paid slots but the last one, so the next paid query starts at once on
+ *   a warm worker; a paid request that still finds no idle slot while the free class holds more than
+ *   its share reclaims the newest borrowed slot (the holder's `reclaim` stops its query, and the
+ *   slot comes back through `release`). Paid requests are never stopped so, and the paid class may
+ *   take every idle slot: an uninterruptible free query must not keep a paying one waiting for its
+ *   30 s, while a paid one only ever delays free queries until a slot frees.
  * - A freed slot goes to a class under its share first, then to the waiter `fair-turns.ts` picks
  *   (the tenant holding the fewest, then the one served longest ago, then the oldest).
  * - A wait ends at its `waitUntil` or when its caller stops waiting (`signal`).
@@ -73,6 +75,12 @@ export function createFairScheduler<T>(options: FairSchedulerOptions<T>): FairSc
   const underCap = (tenant: string | undefined) => tenant === undefined || turns.heldBy(tenant) < options.perTenant;
   const heldBy = (capacityClass: CapacityClass) => [...holders].filter((h) => h.request.capacityClass === capacityClass).length;
   const underShare = (capacityClass: CapacityClass) => heldBy(capacityClass) < options.shares[capacityClass];
+  /** Free beyond its share borrows an idle paid slot only while another stays idle for the paid class. */
+  const mayTake = (capacityClass: CapacityClass) => {
+    if (capacityClass === 'paid' || underShare('free')) return true;
+    const borrowed = heldBy('free') - options.shares.free;
+    return borrowed + 1 < options.shares.paid - heldBy('paid');
+  };
   let closed = false;
 
   const grant = (request: SlotRequest, slot: T): Grant<T> => {
@@ -85,7 +93,7 @@ export function createFairScheduler<T>(options: FairSchedulerOptions<T>): FairSc
   const release = (holder: Holder, handOff: () => T): boolean => {
     if (!holders.delete(holder)) return false;
     turns.give(holder.request.tenant);
-    const index = closed ? -1 : nextByClass(waiting, underShare, turns.next, (w) => underCap(w.tenant));
+    const index = closed ? -1 : nextByClass(waiting, underShare, turns.next, (w) => underCap(w.tenant) && mayTake(w.capacityClass));
     if (index < 0) return false;
     const [next] = waiting.splice(index, 1);
     next!.resolve(grant(next!.request, handOff()));
@@ -128,7 +136,7 @@ export function createFairScheduler<T>(options: FairSchedulerOptions<T>): FairSc
   return {
     async acquire(request) {
       const mayRun = underCap(request.tenant);
-      const idle = mayRun ? options.idle() : undefined;
+      const idle = mayRun && mayTake(request.capacityClass) ? options.idle() : undefined;
       // Granted before any await, so two requests of one tenant cannot both pass the cap.
       if (idle !== undefined) return grant(request, idle);
       const waited = wait(request);

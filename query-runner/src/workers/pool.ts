@@ -25,7 +25,7 @@ export interface RunPlace {
   readonly signal?: AbortSignal;
   /** The caller's opaque key; tasks without one are not capped. */
   readonly tenant?: string;
-  /** The caller's capacity class (`capacity-classes.ts`); none counts as free. */
+  /** The caller's capacity class (`capacity-classes.ts`); none is not held to the free share. */
   readonly capacityClass?: CapacityClass;
   /** Epoch ms after which a task still waiting for a worker is refused. */
   readonly waitUntil?: number;

@@ -110,6 +110,9 @@ export function createWorkerSupervisor(options: SupervisorOptions): WorkerSuperv
     takeIdle() {
       const idle = [...workers].find((w) => !w.busy && isAlive(w)) ?? (workers.size < options.size ? spawn() : undefined);
       if (idle) idle.busy = true;
+      // One idle worker is kept started (below `size`), so the next query, a paid one the free class
+      // left a slot for among them, does not wait a second or more for a process to start.
+      if (workers.size < options.size && ![...workers].some((w) => !w.busy)) spawn();
       return idle;
     },
     has: (worker) => workers.has(worker),
