@@ -22,8 +22,8 @@ export interface FairSchedulerOptions<T> {
   readonly perTenant: number;
   /** Each class's share of the slots (`classShares(size)`). */
   readonly shares: ClassShares;
-  /** A free slot to take at once (marked taken by the callee), or undefined when every slot is held. */
-  readonly idle: () => T | undefined;
+  /** A free slot for a request of the class to take at once (marked taken by the callee), or undefined when every slot is held. */
+  readonly idle: (capacityClass: CapacityClass) => T | undefined;
   /** The error of a wait that passed its `waitUntil`. */
   readonly waitedTooLong: () => unknown;
   /** The error of a wait whose caller stopped waiting. */
@@ -136,7 +136,7 @@ export function createFairScheduler<T>(options: FairSchedulerOptions<T>): FairSc
   return {
     async acquire(request) {
       const mayRun = underCap(request.tenant);
-      const idle = mayRun && mayTake(request.capacityClass) ? options.idle() : undefined;
+      const idle = mayRun && mayTake(request.capacityClass) ? options.idle(request.capacityClass) : undefined;
       // Granted before any await, so two requests of one tenant cannot both pass the cap.
       if (idle !== undefined) return grant(request, idle);
       const waited = wait(request);

@@ -49,7 +49,7 @@ export function createQueryPool(options: PoolOptions): QueryPool {
   const scheduler = createFairScheduler<Worker>({
     perTenant: Math.max(1, Math.floor(options.size / 2)),
     shares: classShares(options.size),
-    idle: () => supervisor.takeIdle(),
+    idle: (capacityClass) => supervisor.takeIdle(capacityClass === 'free'),
     waitedTooLong: waitedTooLongError,
     stopped: stoppedError,
   });
@@ -76,6 +76,9 @@ export function createQueryPool(options: PoolOptions): QueryPool {
       reclaim: () => reclaimed.abort(reclaimedError()),
     });
     let alive = true;
+    // Free-class work yields the CPU to paid queries: slots alone do not keep a paid query from
+    // waiting on cores that uninterruptible free queries keep busy.
+    if (classOf(place.capacityClass) === 'free') supervisor.lower(granted.slot);
     try {
       await granted.slot.ready.catch(() => {
         alive = false;
