@@ -46,6 +46,7 @@ export async function drive(apiUrls: string[], accounts: LoadAccount[], connecti
         latencyMs: performance.now() - sentAt,
         costMicro: Math.round(Number(headerOf(answer.headers, 'x-credit-cost') ?? 0) * 1_000_000),
         accountId: account?.id,
+        tier: account?.tier,
         request: `${sent.method} ${sent.path}${sent.body ? ` ${sent.body}` : ''}`,
         body,
       });

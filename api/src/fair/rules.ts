@@ -15,6 +15,11 @@ export interface FairShareLimits {
   readonly budgetSeconds: Readonly<Record<Tier, number>>;
   /** The budget's window: clock hours (UTC) by default. */
   readonly budgetWindowS: number;
+  /**
+   * Runner-seconds per window of the Free accounts signed up from one address, together: signing up
+   * more accounts does not buy more runner time for failed runs. One Free account's budget by default.
+   */
+  readonly addressBudgetSeconds: number;
 }
 
 export const DEFAULT_FAIR_SHARE: FairShareLimits = {
@@ -22,6 +27,7 @@ export const DEFAULT_FAIR_SHARE: FairShareLimits = {
   waitMs: 2_000,
   budgetSeconds: { free: 120, developer: 600, pro: 1_800 },
   budgetWindowS: 3_600,
+  addressBudgetSeconds: 120,
 };
 
 export interface BudgetWindow {
@@ -45,11 +51,22 @@ export function budgetSpent(spentMs: number, tier: Tier, limits: FairShareLimits
 }
 
 export function budgetMessage(tier: Tier, limits: FairShareLimits, window: BudgetWindow): string {
-  const resets = new Date(window.resetsAtMs).toISOString().slice(0, 16).replace('T', ' ');
   return (
     `Runner time budget spent: queries that timed out or hit the memory cap used this account's ${limits.budgetSeconds[tier]} ` +
-    `runner-seconds for this hour (${tier} tier). New queries are refused until ${resets} UTC; make slow queries cheaper.`
+    `runner-seconds for this hour (${tier} tier). New queries are refused until ${resetsAt(window)} UTC; make slow queries cheaper.`
   );
+}
+
+export function addressBudgetMessage(limits: FairShareLimits, window: BudgetWindow): string {
+  return (
+    `Runner time budget spent: queries that timed out or hit the memory cap used the ${limits.addressBudgetSeconds} runner-seconds ` +
+    `for this hour that the free accounts signed up from one address share (free tier). New queries are refused until ${resetsAt(window)} UTC; ` +
+    'make slow queries cheaper, or upgrade.'
+  );
+}
+
+function resetsAt(window: BudgetWindow): string {
+  return new Date(window.resetsAtMs).toISOString().slice(0, 16).replace('T', ' ');
 }
 
 export function concurrencyMessage(tier: Tier, limits: FairShareLimits): string {

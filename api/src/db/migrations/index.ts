@@ -8,6 +8,7 @@ import * as liveCopies from '@uda/shared/db/live-copies';
 import * as core from './0001_core.ts';
 import * as dashboard from './0005_dashboard.ts';
 import * as creditLeases from './0006_credit_leases.ts';
+import * as signupAddress from './0007_signup_address.ts';
 
 /** Tables another workspace also uses live in `@uda/shared/db` (the exporter reads them). */
 const MIGRATIONS: readonly { name: string; module: Knex.Migration }[] = [
@@ -16,6 +17,7 @@ const MIGRATIONS: readonly { name: string; module: Knex.Migration }[] = [
   { name: '0003_datasets', module: datasets },
   { name: '0005_dashboard', module: dashboard },
   { name: '0006_credit_leases', module: creditLeases },
+  { name: '0007_signup_address', module: signupAddress },
 ];
 
 export const migrationSource: Knex.MigrationSource<(typeof MIGRATIONS)[number]> = {
