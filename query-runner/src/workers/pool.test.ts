@@ -103,10 +103,11 @@ describe('query pool', () => {
     const classes = poolOf(3, 'pool-classes');
     const settled: string[] = [];
     const track = (name: string, outcome: Promise<unknown>) => outcome.then((v) => (settled.push(name), v), (e: unknown) => (settled.push(name), e));
-    const own = track('own', classes.run(endless('own'), { tenant: 'tenant-a', capacityClass: 'free' }));
-    const borrowed = track('borrowed', classes.run(endless('borrowed'), { tenant: 'tenant-b', capacityClass: 'free' }));
+    // Their deadline is far past the test's, so only the reclaim can end one of them (a loaded machine starts workers slowly).
+    const own = track('own', classes.run(endless('own', 120_000), { tenant: 'tenant-a', capacityClass: 'free' }));
+    const borrowed = track('borrowed', classes.run(endless('borrowed', 120_000), { tenant: 'tenant-b', capacityClass: 'free' }));
     // The paid slot the free class left idle: a paid query takes it at once.
-    const paidLong = track('paid-long', classes.run(endless('paid-long'), { tenant: 'tenant-c', capacityClass: 'paid' }));
+    const paidLong = track('paid-long', classes.run(endless('paid-long', 120_000), { tenant: 'tenant-c', capacityClass: 'paid' }));
     // No slot is idle now: the next paid query takes back the borrowed one.
     const paid = await classes.run(task('SELECT 9 AS n', 'paid'), { tenant: 'tenant-d', capacityClass: 'paid' });
     expect(paid.rows).toEqual([{ n: 9 }]);

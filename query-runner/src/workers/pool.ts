@@ -59,7 +59,8 @@ export function createQueryPool(options: PoolOptions): QueryPool {
   const release = (granted: Grant<Worker>, alive: () => boolean) => {
     const worker = granted.slot;
     const handOff = () => {
-      const handed = alive() && supervisor.has(worker) ? worker : supervisor.spawn();
+      // A lost worker's replacement: the idle one the supervisor already started for it, if any.
+      const handed = alive() && supervisor.has(worker) ? worker : (supervisor.takeIdle() ?? supervisor.spawn());
       handed.busy = true;
       return handed;
     };
