@@ -60,7 +60,7 @@ export async function drive(apiUrls: string[], accounts: LoadAccount[], connecti
       const outcome = route.outcome ? route.outcome(answer) : outcomeOf(answer);
       const costMicro = Math.round(Number(headerOf(answer.headers, 'x-credit-cost') ?? 0) * 1_000_000);
       const now = performance.now();
-      record(tally, route, { outcome, latencyMs: now - sentAt, costMicro, accountId: account?.id, request: `${sent.method} ${sent.path}${sent.body ? ` ${sent.body}` : ''}`, body });
+      record(tally, route, { outcome, latencyMs: now - sentAt, costMicro, accountId: account?.id, tier: account?.tier, request: `${sent.method} ${sent.path}${sent.body ? ` ${sent.body}` : ''}`, body });
       const expected = route.expected.includes(outcome);
       observe?.({ route: route.name, label: outcome, expected, retryLater: asksToRetry(answer, outcome), sentS: seconds(sentAt), answeredS: seconds(now), api, accountId: account?.id, costMicro });
     },

@@ -20,8 +20,16 @@ interface RouteTally {
   costMicro: number;
 }
 
+/** What paying accounts (Developer, Pro) saw: the promise capacity classes make them under a free flood. */
+interface PayingTally {
+  readonly sqlLatenciesMs: number[];
+  requests: number;
+  unexpected: number;
+}
+
 export interface Tally {
   readonly routes: Map<string, RouteTally>;
+  readonly paying: PayingTally;
   /** Σ X-Credit-Cost received per account id, micro-USD. */
   readonly costByAccount: Map<string, number>;
   /** Connection errors and timeouts: requests that got no answer at all. */
@@ -29,7 +37,7 @@ export interface Tally {
 }
 
 export function newTally(): Tally {
-  return { routes: new Map(), costByAccount: new Map(), transportErrors: 0 };
+  return { routes: new Map(), paying: { sqlLatenciesMs: [], requests: 0, unexpected: 0 }, costByAccount: new Map(), transportErrors: 0 };
 }
 
 export interface Answer {
@@ -37,6 +45,8 @@ export interface Answer {
   readonly latencyMs: number;
   readonly costMicro: number;
   readonly accountId: string | undefined;
+  /** The caller's tier; none for an anonymous one. */
+  readonly tier?: string | undefined;
   /** `METHOD path` and the body, kept only for an unexpected answer. */
   readonly request: string;
   readonly body: string;
@@ -51,6 +61,13 @@ export function record(tally: Tally, route: Route, answer: Answer): void {
   if (answer.accountId) tally.costByAccount.set(answer.accountId, (tally.costByAccount.get(answer.accountId) ?? 0) + costMicro);
   entry.outcomes.set(outcome, (entry.outcomes.get(outcome) ?? 0) + 1);
   entry.costMicro += costMicro;
+  if (answer.tier === 'developer' || answer.tier === 'pro') recordPaying(tally.paying, route, answer);
+}
+
+function recordPaying(paying: PayingTally, route: Route, answer: Answer): void {
+  paying.requests += 1;
+  if (!route.expected.includes(answer.outcome)) paying.unexpected += 1;
+  if (route.name.startsWith('SQL')) paying.sqlLatenciesMs.push(answer.latencyMs);
 }
 
 export interface Ledger {
@@ -83,6 +100,8 @@ export interface LoadReport {
   readonly loadAverage: number;
   /** p99 latency of every answer of the mix (the callers other than the attackers), ms. */
   readonly p99Ms: number;
+  /** Paying accounts' answers during the mix: requests, unexpected ones (goal 0), and their SQL p99. */
+  readonly paying: { readonly requests: number; readonly unexpected: number; readonly sqlRequests: number; readonly sqlP99Ms: number };
   /** The attack beside the mix, and the attackers' own answers. */
   readonly abuse: { readonly accounts: number; readonly queriesEach: number; readonly outcomes: Map<string, number> };
   /** Where the processes' logs were kept, when the run was not healthy. */
@@ -120,12 +139,15 @@ export interface RouteSummary {
 export function summarize(
   tally: Tally,
   elapsedS: number,
-): { routes: RouteSummary[]; requests: number; unexpected: number; receivedMicro: number; p99Ms: number } {
+): { routes: RouteSummary[]; requests: number; unexpected: number; receivedMicro: number; p99Ms: number; paying: LoadReport['paying'] } {
   const routes = [...tally.routes.values()].map((t) => summarizeRoute(t, elapsedS));
   const all = [...tally.routes.values()].flatMap((t) => t.latenciesMs).sort((a, b) => a - b);
+  const { requests, unexpected, sqlLatenciesMs } = tally.paying;
+  const payingSql = [...sqlLatenciesMs].sort((a, b) => a - b);
   return {
     routes,
     p99Ms: percentile(all, 0.99),
+    paying: { requests, unexpected, sqlRequests: payingSql.length, sqlP99Ms: percentile(payingSql, 0.99) },
     requests: routes.reduce((n, r) => n + r.requests, 0),
     unexpected: routes.reduce((n, r) => n + r.unexpected, 0) + tally.transportErrors,
     receivedMicro: routes.reduce((n, r) => n + r.costMicro, 0),
@@ -160,6 +182,8 @@ function abuseLines(report: LoadReport): string[] {
   return [
     `Abuse beside the mix: ${abuse.accounts} free account(s), ${abuse.queriesEach} uninterruptible queries each at once, over and over`,
     `  other callers during it: p99 ${report.p99Ms.toFixed(1)} ms over all routes, ${report.unexpected} unexpected answers (goal 0)`,
+    `  paying accounts (Developer, Pro) during it: ${report.paying.unexpected} unexpected answers of ${report.paying.requests} (goal 0); ` +
+      `SQL p99 ${report.paying.sqlP99Ms.toFixed(1)} ms over ${report.paying.sqlRequests} SQL requests`,
     `  the attackers' answers: ${answers || 'none'}`,
   ];
 }

@@ -52,6 +52,7 @@ import { Manifests } from './sql/export-version.ts';
 import { StoredLookupCache } from './lookups/stored-cache.ts';
 import { FairShare } from './fair/fair-share.ts';
 import { MemoryFairStore } from './fair/store.ts';
+import { signupAddressHasher } from './fair/signup-address.ts';
 import { RedisFairStore } from './fair/store-redis.ts';
 import { KubernetesRunnerPool } from './runners/k8s-pool.ts';
 import { StaticRunnerPool, type RunnerPool } from './runners/pool.ts';
@@ -127,6 +128,8 @@ export interface Services {
   readonly storedLookups: StoredLookupCache;
   /** The gate of every user-SQL runner call: concurrent queries and the failed-run budget per account. */
   readonly fairShare: FairShare;
+  /** The sign-up address as an account keeps it (a peppered hash of `req.ip`). */
+  readonly signupAddressOf: (address: string) => string;
   /** Live upstream lookups: clients, etiquette, breakers, stale copies. */
   readonly live: LiveDeps;
   /** The dashboard's sessions and users (DECISIONS §10). */
@@ -248,7 +251,9 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
           : new MemoryFairStore(),
       limits: limits.fairShare,
       callTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS,
+      signupAddressOf: (accountId) => accounts.signupAddress(accountId),
     }),
+    signupAddressOf: signupAddressHasher(secrets.pepper),
     live,
     sessions: new SessionStore(db),
     signinLimit: new SigninLimit(limiterBackend),

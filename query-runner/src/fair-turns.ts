@@ -15,7 +15,7 @@ export interface FairTurns {
   take(tenant: string | undefined): void;
   give(tenant: string | undefined): void;
   /** The index in `waiting` (oldest first) whose turn it is, or -1 when none may run. */
-  next(waiting: readonly TenantWaiter[], mayRun?: (tenant: string | undefined) => boolean): number;
+  next<W extends TenantWaiter>(waiting: readonly W[], mayRun?: (waiter: W) => boolean): number;
 }
 
 const NO_TENANT = '';
@@ -50,7 +50,7 @@ export function createFairTurns(): FairTurns {
       let best = -1;
       for (let i = 0; i < waiting.length; i++) {
         const tenant = waiting[i]!.tenant;
-        if (!mayRun(tenant)) continue;
+        if (!mayRun(waiting[i]!)) continue;
         if (best < 0 || before(tenant, waiting[best]!.tenant)) best = i;
       }
       return best;

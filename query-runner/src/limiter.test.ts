@@ -72,4 +72,25 @@ describe('limiter', () => {
     await Promise.all([running, ...queued]);
     expect(order).toEqual(['b1', 'c1', 'a2', 'a3', 'a4']);
   });
+
+  it('with classes: the free class holds at most half of the slots and of the queue; the paid class any slot, and a freed slot goes to a class under its share', async () => {
+    const limiter = createLimiter(4, 4, { classes: true });
+    const held = gate();
+    const order: string[] = [];
+    const job = (name: string) => async () => void order.push(name);
+    const free = [limiter.run(() => held.opened, { capacityClass: 'free' }), limiter.run(() => held.opened, { capacityClass: 'free' })];
+    // Two free slots are taken: the next free query waits although two slots are idle.
+    const freeQueued = [limiter.run(job('f3'), { capacityClass: 'free' }), limiter.run(job('f4'), { capacityClass: 'free' })];
+    expect([limiter.running, limiter.queued]).toEqual([2, 2]);
+    // The free half of the queue is full; a paid query still runs at once, in an idle slot.
+    expect(await limiter.run(async () => 'never', { capacityClass: 'free' }).catch((e: unknown) => e)).toMatchObject({ code: 'QUERY_BACKEND_UNAVAILABLE' });
+    const paid = [limiter.run(() => held.opened, { capacityClass: 'paid' }), limiter.run(() => held.opened, { capacityClass: 'paid' })];
+    const paidQueued = limiter.run(job('p3'), { capacityClass: 'paid' });
+    expect([limiter.running, limiter.queued]).toEqual([4, 3]);
+    // Each class holds its share: a freed free slot goes to a free waiter, though the paid one queued later.
+    held.open();
+    await Promise.all([...free, ...paid, ...freeQueued, paidQueued]);
+    expect(order.slice(0, 2).sort()).toEqual(['f3', 'f4']);
+    expect([limiter.running, limiter.queued]).toEqual([0, 0]);
+  });
 });

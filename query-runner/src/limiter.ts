@@ -4,8 +4,15 @@
  * still running elsewhere) instead of growing without bound (STYLE §9). A wait is bounded too: past
  * `waitUntil`, or once the caller's signal aborts (it stopped waiting), the waiter leaves the queue.
  * A freed slot goes to the fair turn among the waiters (`fair-turns.ts`), by their `tenant`.
+ *
+ * With `classes` (user SQL, DECISIONS §4 Capacity classes) the free class holds at most half of the
+ * slots and of the queue, never more: a slot here is held while the query waits for a worker, so a
+ * flood of free queries waiting for workers must not keep a paid query from reaching the worker pool
+ * (which lends and takes back workers itself). The paid class may take any slot; a freed slot goes
+ * to a class under its share first.
  */
 import { unavailableError } from './errors.ts';
+import { type CapacityClass, classOf, classShares, nextByClass } from './capacity-classes.ts';
 import { createFairTurns } from './fair-turns.ts';
 
 const queueFullError = () => unavailableError('Every query slot of the query service is taken; retry shortly.', 1);
@@ -19,6 +26,8 @@ export interface WaitBounds {
   readonly signal?: AbortSignal;
   /** The caller's opaque key, for the fair turn. */
   readonly tenant?: string;
+  /** The caller's capacity class (only with `classes`); none is not held to the free share. */
+  readonly capacityClass?: CapacityClass;
 }
 
 export interface Limiter {
@@ -29,14 +38,33 @@ export interface Limiter {
 
 interface Waiter {
   readonly tenant: string | undefined;
+  readonly capacityClass: CapacityClass;
   resolve(): void;
   reject(error: unknown): void;
 }
 
-export function createLimiter(maxRunning: number, maxQueued: number, onChange: () => void = () => {}): Limiter {
+export interface LimiterOptions {
+  readonly onChange?: () => void;
+  /** Split slots and queue by capacity class (user SQL); without it every caller is alike (lookups). */
+  readonly classes?: boolean;
+}
+
+export function createLimiter(maxRunning: number, maxQueued: number, { onChange = () => {}, classes = false }: LimiterOptions = {}): Limiter {
   let running = 0;
   const waiting: Waiter[] = [];
   const turns = createFairTurns();
+  const slotShares = classShares(maxRunning);
+  const queueShares = classShares(maxQueued);
+  const held: Record<CapacityClass, number> = { free: 0, paid: 0 };
+  const underShare = (capacityClass: CapacityClass) => held[capacityClass] < slotShares[capacityClass];
+  /** Only the free class is capped here, and only with classes. */
+  const mayTake = (capacityClass: CapacityClass) => !classes || capacityClass === 'paid' || underShare('free');
+  const queueFull = (capacityClass: CapacityClass) =>
+    waiting.length >= maxQueued || (classes && capacityClass === 'free' && waiting.filter((w) => w.capacityClass === 'free').length >= queueShares.free);
+  const take = (tenant: string | undefined, capacityClass: CapacityClass) => {
+    turns.take(tenant);
+    held[capacityClass] += 1;
+  };
 
   const leave = (waiter: Waiter, error: unknown) => {
     const index = waiting.indexOf(waiter);
@@ -46,16 +74,16 @@ export function createLimiter(maxRunning: number, maxQueued: number, onChange: (
     waiter.reject(error);
   };
 
-  const acquire = async (bounds: WaitBounds) => {
+  const acquire = async (bounds: WaitBounds, capacityClass: CapacityClass) => {
     if (bounds.signal?.aborted) throw goneError();
-    if (running < maxRunning) {
+    if (running < maxRunning && mayTake(capacityClass)) {
       running += 1;
-      turns.take(bounds.tenant);
+      take(bounds.tenant, capacityClass);
       return;
     }
-    if (waiting.length >= maxQueued) throw queueFullError();
+    if (queueFull(capacityClass)) throw queueFullError();
     const turn = new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { tenant: bounds.tenant, resolve, reject };
+      const waiter: Waiter = { tenant: bounds.tenant, capacityClass, resolve, reject };
       waiting.push(waiter);
       const timer = bounds.waitUntil === undefined ? undefined : setTimeout(() => leave(waiter, waitedTooLongError()), Math.max(0, bounds.waitUntil - Date.now()));
       const onAbort = () => leave(waiter, goneError());
@@ -72,15 +100,16 @@ export function createLimiter(maxRunning: number, maxQueued: number, onChange: (
     // The slot was handed over by `release`, which did not decrement `running`.
   };
 
-  const release = (tenant: string | undefined) => {
+  const release = (tenant: string | undefined, capacityClass: CapacityClass) => {
     turns.give(tenant);
-    const index = turns.next(waiting);
+    held[capacityClass] -= 1;
+    const index = classes ? nextByClass(waiting, underShare, turns.next, (w) => mayTake(w.capacityClass)) : turns.next(waiting);
     if (index < 0) {
       running -= 1;
       return;
     }
     const [next] = waiting.splice(index, 1);
-    turns.take(next!.tenant);
+    take(next!.tenant, next!.capacityClass);
     next!.resolve();
   };
 
@@ -92,12 +121,13 @@ export function createLimiter(maxRunning: number, maxQueued: number, onChange: (
       return waiting.length;
     },
     async run(work, bounds = {}) {
-      await acquire(bounds);
+      const capacityClass = classOf(bounds.capacityClass);
+      await acquire(bounds, capacityClass);
       onChange();
       try {
         return await work();
       } finally {
-        release(bounds.tenant);
+        release(bounds.tenant, capacityClass);
         onChange();
       }
     },

@@ -53,7 +53,9 @@ export class QueryService {
     const stop = signal ? AbortSignal.any([this.deps.shutdown, signal]) : this.deps.shutdown;
     // One bound for the whole wait, slot then worker: past it the caller hears 503 and retries.
     const waitUntil = Date.now() + this.deps.queueWaitMs;
-    return this.deps.limiter.run(() => this.runLocked(request, tables, { signal: stop, waitUntil }), { signal: stop, waitUntil, tenant: request.tenant });
+    return this.deps.limiter.run(() => this.runLocked(request, tables, { signal: stop, waitUntil }), {
+      signal: stop, waitUntil, tenant: request.tenant, capacityClass: request.capacityClass,
+    });
   }
 
   /** `GET /v1/results/:queryId/:format`: a stored result only; never runs SQL. */

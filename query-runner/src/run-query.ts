@@ -17,7 +17,7 @@ import { RunnerError } from './errors.ts';
 import type { ExecutionLimits } from './execute.ts';
 import { resultKey, rowsJson } from './result-store.ts';
 import type { ResultStore } from './result-store.ts';
-import type { QueryPool } from './workers/pool.ts';
+import type { QueryPool, RunPlace } from './workers/pool.ts';
 import type { WorkerOutcome } from './workers/protocol.ts';
 
 export interface RunDeps {
@@ -71,14 +71,18 @@ export async function runAndStore(deps: RunDeps, lease: DatabaseLease, request: 
 /** The query runs in a worker process (`workers/pool.ts`), which also writes the Parquet file. */
 async function executeInWorker(deps: RunDeps, lease: DatabaseLease, request: RunQueryRequest, parquetPath: string, bounds: RunBounds): Promise<WorkerOutcome> {
   const task = { sql: request.sql, dbPath: lease.database.path, limits: deps.limits, parquetPath };
-  if (request.datasets.length === 0) return deps.pool.run({ ...task, sheets: [] }, bounds.signal, request.tenant, bounds.waitUntil);
+  if (request.datasets.length === 0) return deps.pool.run({ ...task, sheets: [] }, placeOf(request, bounds));
   const folder = join(deps.scratchDir, `sheets-${randomUUID()}`);
   try {
     const sheets = await downloadSheets(deps.store, request.datasets, folder);
-    return await deps.pool.run({ ...task, sheets }, bounds.signal, request.tenant, bounds.waitUntil);
+    return await deps.pool.run({ ...task, sheets }, placeOf(request, bounds));
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
+}
+
+function placeOf(request: RunQueryRequest, bounds: RunBounds): RunPlace {
+  return { signal: bounds.signal, tenant: request.tenant, capacityClass: request.capacityClass, waitUntil: bounds.waitUntil };
 }
 
 async function downloadSheets(store: ObjectStore, datasets: RunQueryRequest['datasets'], folder: string) {

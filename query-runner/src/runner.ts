@@ -79,9 +79,12 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
     : createMemoryCoordination();
   const writer = await createResultWriter();
   const parser = await createSqlParser();
-  const limiter = createLimiter(config.MAX_CONCURRENT_QUERIES, config.MAX_QUEUED_QUERIES, () => {
-    metrics.running.set(limiter.running);
-    metrics.queued.set(limiter.queued);
+  const limiter = createLimiter(config.MAX_CONCURRENT_QUERIES, config.MAX_QUEUED_QUERIES, {
+    classes: true,
+    onChange: () => {
+      metrics.running.set(limiter.running);
+      metrics.queued.set(limiter.queued);
+    },
   });
   const rankThreads = config.RANK_THREADS ?? availableParallelism();
   // Our own work (lookups, sheet search) has capacity of its own: user SQL never takes it (DECISIONS §4).

@@ -54,8 +54,15 @@ export const runQueryRequestSchema = z.object({
    * gives one tenant at most half its workers, so one caller's runaways never take them all.
    */
   tenant: z.string().max(128).optional(),
+  /**
+   * The caller's capacity class (DECISIONS §4 Capacity classes): `free` (Free accounts) holds at most
+   * half of the workers, `paid` (Developer, Pro) the rest; either borrows the other's idle ones. A
+   * request without one (an API from before the classes) is not held to the free share.
+   */
+  capacityClass: z.enum(['free', 'paid']).optional(),
 });
 export type RunQueryRequest = z.infer<typeof runQueryRequestSchema>;
+export type CapacityClass = NonNullable<RunQueryRequest['capacityClass']>;
 
 export const storedObjectSchema = z.object({
   key: z.string(),

@@ -47,14 +47,16 @@ export class AccountStore {
 
   /**
    * `emailVerified: false` is for self-serve sign-up only: an account an operator makes (the admin
-   * API, the CLI, tests) needs no proof of its email.
+   * API, the CLI, tests) needs no proof of its email. `signupAddress`: the sign-up's address, hashed
+   * (`signupAddressOf`); none for admin-created accounts.
    */
-  async create(input: { email: string; tier: Tier; emailVerified?: boolean }): Promise<Account> {
+  async create(input: { email: string; tier: Tier; emailVerified?: boolean; signupAddress?: string }): Promise<Account> {
     const id = randomUUID();
     await this.#db('accounts').insert({
       id,
       email: input.email,
       tier: input.tier,
+      signup_address: input.signupAddress ?? null,
       grant_micro: MONTHLY_GRANT_MICRO_USD[input.tier],
       topoff_micro: 0,
       period: periodOf(this.#now()),
@@ -80,6 +82,13 @@ export class AccountStore {
     const account = await this.get(id);
     if (!account) throw new AccountNotFound(id);
     return account;
+  }
+
+  /** The hashed address the account signed up from; undefined for accounts the admin API created. */
+  async signupAddress(id: string): Promise<string | undefined> {
+    if (!isUuid(id)) return undefined;
+    const row = await this.#db('accounts').where({ id }).first('signup_address');
+    return (row?.signup_address as string | null | undefined) ?? undefined;
   }
 
   async count(): Promise<number> {

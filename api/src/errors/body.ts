@@ -70,6 +70,7 @@ export function bodyFor(error: ApiError, ctx: BodyContext): Body {
     case ErrorCode.QUERY_BUSY:
     case ErrorCode.QUERY_BACKEND_UNAVAILABLE:
     case ErrorCode.RUNNER_BUDGET_EXCEEDED:
+    case ErrorCode.QUERY_CONCURRENCY_LIMITED:
     case ErrorCode.SESSION_REQUIRED:
     case ErrorCode.CSRF_REJECTED:
     case ErrorCode.SIGNIN_FAILED:

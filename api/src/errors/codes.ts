@@ -43,6 +43,8 @@ export const ErrorCode = {
   QUERY_BACKEND_UNAVAILABLE: 'QUERY_BACKEND_UNAVAILABLE',
   /** DECISIONS §4 Fair shares: the account's hourly runner-seconds for failed runs are spent. */
   RUNNER_BUDGET_EXCEEDED: 'RUNNER_BUDGET_EXCEEDED',
+  /** DECISIONS §4 Fair shares: the caller already runs its tier's share of queries at once (its own excess: 429). */
+  QUERY_CONCURRENCY_LIMITED: 'QUERY_CONCURRENCY_LIMITED',
   // Connected sheets (DECISIONS §8): flat `{status, message}`.
   DATASET_NOT_FOUND: 'DATASET_NOT_FOUND',
   DATASET_FORBIDDEN: 'DATASET_FORBIDDEN',
@@ -100,6 +102,7 @@ export const STATUS: Readonly<Record<ErrorCode, number>> = {
   QUERY_BUSY: 503,
   QUERY_BACKEND_UNAVAILABLE: 503,
   RUNNER_BUDGET_EXCEEDED: 429,
+  QUERY_CONCURRENCY_LIMITED: 429,
   DATASET_NOT_FOUND: 404,
   DATASET_FORBIDDEN: 403,
   DATASET_CONFLICT: 409,

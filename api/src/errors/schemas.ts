@@ -15,7 +15,7 @@ export const sqlError = z
   .strictObject({
     status: z.literal('error'),
     message: z.string(),
-    code: z.enum(['QUERY_INVALID', 'QUERY_TIMEOUT', 'QUERY_RESULT_TOO_LARGE', 'QUERY_BUSY', 'QUERY_BACKEND_UNAVAILABLE', 'RUNNER_BUDGET_EXCEEDED', 'EMAIL_NOT_VERIFIED']),
+    code: z.enum(['QUERY_INVALID', 'QUERY_TIMEOUT', 'QUERY_RESULT_TOO_LARGE', 'QUERY_BUSY', 'QUERY_BACKEND_UNAVAILABLE', 'RUNNER_BUDGET_EXCEEDED', 'QUERY_CONCURRENCY_LIMITED', 'EMAIL_NOT_VERIFIED']),
   })
   .meta({ id: 'SqlError', description: 'A SQL failure, or an email not verified yet (SQL, exports, sheet uploads): the flat shape with `code`.' });
 
@@ -139,6 +139,7 @@ export function errorBodySchema(code: ErrorCode, style: ErrorStyle): z.ZodType {
     case 'QUERY_BUSY':
     case 'QUERY_BACKEND_UNAVAILABLE':
     case 'RUNNER_BUDGET_EXCEEDED':
+    case 'QUERY_CONCURRENCY_LIMITED':
     case 'EMAIL_NOT_VERIFIED':
       return sqlError;
     case 'AUTH_REQUIRED':

@@ -22,14 +22,14 @@ function opened() {
 }
 
 describe('fair share gate', () => {
-  it('lets a caller run its tier\'s share at once; one more waits its bounded time, then 503 QUERY_BUSY with Retry-After', async () => {
+  it('lets a caller run its tier\'s share at once; one more waits its bounded time, then 429 QUERY_CONCURRENCY_LIMITED with Retry-After', async () => {
     const fair = gate();
     const held = opened();
     const running = [fair.run(caller, () => held.gateOpen), fair.run(caller, () => held.gateOpen)];
     const refused = await fair.run(caller, async () => 'never').catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ApiError);
-    expect(refused).toMatchObject({ code: 'QUERY_BUSY', status: 503, headers: { 'Retry-After': expect.stringMatching(/^\d+$/) } });
-    expect((refused as ApiError).message).toContain('2 queries at once');
+    expect(refused).toMatchObject({ code: 'QUERY_CONCURRENCY_LIMITED', status: 429, headers: { 'Retry-After': expect.stringMatching(/^\d+$/) } });
+    expect((refused as ApiError).message).toContain('2 queries at once, the most the free tier allows');
     // Another account is not affected.
     expect(await fair.run({ accountId: 'acct-2', tier: 'free' }, async () => 'ran')).toBe('ran');
     held.open();

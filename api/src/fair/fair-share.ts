@@ -1,16 +1,20 @@
 /**
  * The gate every user-SQL runner call passes (DECISIONS §4 Fair shares), before any runner slot is
  * taken: the account's hourly budget of runner time for failed runs (429 when spent), then one of
- * its few concurrent-query tokens, waited for at most `waitMs` (503 QUERY_BUSY with Retry-After).
+ * its few concurrent-query tokens, waited for at most `waitMs` (then 429 QUERY_CONCURRENCY_LIMITED with
+ * Retry-After: the caller's own parallelism, not a failure of ours, so not a 5xx).
  * The token is released when the call ends, whatever the outcome, and expires by itself after the
  * longest a runner call can take, so a pod that dies cannot leak it. A run that ends without a
  * result but used runner time (timeout, memory cap, we gave up) spends that time from the budget.
+ * A Free account signed up from an address also spends it from that address's budget, which all
+ * the Free accounts signed up from it share: one address cannot multiply the budget by signing up.
  */
 import type { Tier } from '@uda/shared/catalog';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { RunnerError } from '@uda/shared/runner-contract';
 import {
+  addressBudgetMessage,
   budgetMessage,
   budgetSpent,
   budgetWindowOf,
@@ -30,15 +34,20 @@ export interface FairShareOptions {
   readonly limits: FairShareLimits;
   /** The longest one runner call can take (the API's runner deadline): a token's life past it is a leak. */
   readonly callTimeoutMs: number;
+  /** The hashed address an account signed up from (never changes), or undefined (admin-created). */
+  readonly signupAddressOf?: (accountId: string) => Promise<string | undefined>;
 }
 
 const POLL_MS = 100;
 /** Slack on a token's life beyond the call deadline: the call's own cleanup releases it well before. */
 const TOKEN_SLACK_MS = 5_000;
-const BUSY_RETRY_AFTER_S = 2;
+const CONCURRENCY_RETRY_AFTER_S = 2;
+/** Sign-up addresses remembered per pod; a full map starts over (one PostgreSQL read per account each time). */
+const ADDRESS_CACHE_SIZE = 10_000;
 
 export class FairShare {
   readonly #options: FairShareOptions;
+  readonly #addresses = new Map<string, string | undefined>();
 
   constructor(options: FairShareOptions) {
     this.#options = options;
@@ -46,28 +55,43 @@ export class FairShare {
 
   /** Runs `work` (one runner call that may execute SQL) within the caller's share. */
   async run<T>(caller: FairCaller, work: () => Promise<T>): Promise<T> {
-    await this.#checkBudget(caller);
+    const budgets = await this.#budgetsOf(caller);
+    await this.#checkBudget(caller, budgets);
     const token = await this.#hold(caller);
     try {
       return await work();
     } catch (error) {
-      await this.#spend(caller, error);
+      await this.#spend(budgets, error);
       throw error;
     } finally {
       await this.#options.store.release(caller.accountId, token);
     }
   }
 
-  async #checkBudget(caller: FairCaller): Promise<void> {
+  /** The budgets a caller's failed runs spend from: its own, and a Free account's sign-up address's. */
+  async #budgetsOf(caller: FairCaller): Promise<string[]> {
+    const lookup = this.#options.signupAddressOf;
+    if (caller.tier !== 'free' || !lookup) return [caller.accountId];
+    if (!this.#addresses.has(caller.accountId)) {
+      if (this.#addresses.size >= ADDRESS_CACHE_SIZE) this.#addresses.clear();
+      this.#addresses.set(caller.accountId, await lookup(caller.accountId));
+    }
+    const address = this.#addresses.get(caller.accountId);
+    return address === undefined ? [caller.accountId] : [caller.accountId, `address:${address}`];
+  }
+
+  async #checkBudget(caller: FairCaller, budgets: string[]): Promise<void> {
     const { limits, store } = this.#options;
     const now = Date.now();
     const window = budgetWindowOf(now, limits.budgetWindowS);
-    if (!budgetSpent(await store.spent(caller.accountId, window.id), caller.tier, limits)) return;
-    throw new ApiError(
-      ErrorCode.RUNNER_BUDGET_EXCEEDED,
-      { message: budgetMessage(caller.tier, limits, window) },
-      { 'Retry-After': String(secondsUntil(window.resetsAtMs, now)) },
-    );
+    const [own, address = 0] = await Promise.all(budgets.map((key) => store.spent(key, window.id)));
+    const message = budgetSpent(own!, caller.tier, limits)
+      ? budgetMessage(caller.tier, limits, window)
+      : address >= limits.addressBudgetSeconds * 1000
+        ? addressBudgetMessage(limits, window)
+        : undefined;
+    if (message === undefined) return;
+    throw new ApiError(ErrorCode.RUNNER_BUDGET_EXCEEDED, { message }, { 'Retry-After': String(secondsUntil(window.resetsAtMs, now)) });
   }
 
   async #hold(caller: FairCaller): Promise<string> {
@@ -81,13 +105,14 @@ export class FairShare {
       if (Date.now() + POLL_MS > giveUpAt) break;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
-    throw new ApiError(ErrorCode.QUERY_BUSY, { message: concurrencyMessage(caller.tier, limits) }, { 'Retry-After': String(BUSY_RETRY_AFTER_S) });
+    throw new ApiError(ErrorCode.QUERY_CONCURRENCY_LIMITED, { message: concurrencyMessage(caller.tier, limits) }, { 'Retry-After': String(CONCURRENCY_RETRY_AFTER_S) });
   }
 
-  async #spend(caller: FairCaller, error: unknown): Promise<void> {
+  async #spend(budgets: string[], error: unknown): Promise<void> {
     if (!(error instanceof RunnerError) || !error.workerMs) return;
     const { limits, store } = this.#options;
     const window = budgetWindowOf(Date.now(), limits.budgetWindowS);
-    await store.spend(caller.accountId, window.id, error.workerMs, limits.budgetWindowS * 2);
+    const ms = error.workerMs;
+    await Promise.all(budgets.map((key) => store.spend(key, window.id, ms, limits.budgetWindowS * 2)));
   }
 }

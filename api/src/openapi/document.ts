@@ -143,7 +143,7 @@ function errorHeaders(codes: readonly ErrorCode[]): Record<string, z.ZodType> {
     if (code === 'INSUFFICIENT_CREDIT') Object.assign(headers, creditHeaders);
     if (code === 'REQUEST_LIMIT_EXCEEDED') Object.assign(headers, anonymousLimitHeaders);
     if (code === 'RATE_LIMITED' || code === 'EXPORT_LIMIT_EXCEEDED' || code === 'SHEET_LIMIT_EXCEEDED') Object.assign(headers, dailyCapHeaders, retryAfter);
-    if (code === 'RUNNER_BUDGET_EXCEEDED') Object.assign(headers, retryAfter);
+    if (code === 'RUNNER_BUDGET_EXCEEDED' || code === 'QUERY_CONCURRENCY_LIMITED') Object.assign(headers, retryAfter);
     if (code === 'QUERY_BUSY' || code === 'QUERY_BACKEND_UNAVAILABLE' || code === 'EXPORT_UNAVAILABLE' || code === 'UPSTREAM_RATE_LIMITED' || code === 'SOURCE_UNAVAILABLE' || code === 'SERVICE_UNAVAILABLE') {
       Object.assign(headers, optional(retryAfter));
     }

@@ -16,12 +16,15 @@ export interface AuthDeps {
   readonly sessions: SessionStore;
 }
 
-/** Returns the new session id. 409 when the email already has a user. */
-export async function signUp(deps: AuthDeps, email: string, password: string): Promise<{ sessionId: string; user: DashboardUser }> {
+/**
+ * Returns the new session id. 409 when the email already has a user. `signupAddress`: the hashed
+ * address it came from, which shares one runner-time budget among its Free accounts (DECISIONS §4).
+ */
+export async function signUp(deps: AuthDeps, email: string, password: string, signupAddress: string): Promise<{ sessionId: string; user: DashboardUser }> {
   if (await deps.sessions.emailTaken(email)) throw new ApiError(ErrorCode.EMAIL_TAKEN);
   const passwordHash = await hashPassword(password);
   // Self-serve: unverified until the link sent to the email is opened (DECISIONS §5 "Email").
-  const account = await deps.accounts.create({ email, tier: 'free', emailVerified: false });
+  const account = await deps.accounts.create({ email, tier: 'free', emailVerified: false, signupAddress });
   const user = await deps.sessions.createUser({ accountId: account.id, email, passwordHash });
   if (!user) {
     // A concurrent sign-up took the email between the check and the insert: undo our account.

@@ -16,7 +16,7 @@ import { datasetRoutes } from '../routes/datasets/routes.ts';
 import { queryRoutes } from '../routes/query/routes.ts';
 import type { ResponseDoc, RouteDeclaration, RouteDoc } from '../routes/types.ts';
 import { buildRoute, inputOf } from '../routes/validate.ts';
-import { setStyle } from '../request-context.ts';
+import { clientIp, setStyle } from '../request-context.ts';
 import type { Services } from '../services.ts';
 import { sqlNameOf } from '../sheets/names.ts';
 import { listDatasets } from '../sheets/store.ts';
@@ -204,7 +204,7 @@ const OWN_ROUTES: readonly SessionRoute[] = [
       async function signUpRoute(req, res) {
         const body = inputOf(req, credentialsBody);
         await s.signinLimit.signUp(req);
-        const { sessionId, user } = await signUp(authDeps(s), body.email, body.password);
+        const { sessionId, user } = await signUp(authDeps(s), body.email, body.password, s.signupAddressOf(clientIp(req)));
         await sendVerification(emailDeps(s), user, publicOrigin(s.config.PUBLIC_URL, req));
         await startSession(s, req, res, sessionId);
         res.status(201).json({ status: 'success', email: user.email } satisfies SignedInAnswer);

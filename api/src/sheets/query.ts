@@ -6,6 +6,7 @@
 import { allTables } from '@uda/shared/catalog';
 import { type RunnerClient, rowsOf } from '../runners/client.ts';
 import type { FairCaller, FairShare } from '../fair/fair-share.ts';
+import { runnerPlaceOf } from '../fair/rules.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { queryIdOf } from '../sql/query-id.ts';
@@ -52,7 +53,7 @@ export async function querySheet(
   const row = await ownedSheet(deps, accountId, idOrSlug);
   const key = readyKey(row);
   const names = [...new Set(['sheet', sqlNameOf(row.slug)])];
-  const run = { queryId: sheetQueryId(accountId, row, sql), sql, format: 'json' as const, datasets: names.map((name) => ({ name, key })) };
+  const run = { queryId: sheetQueryId(accountId, row, sql), sql, format: 'json' as const, datasets: names.map((name) => ({ name, key })), ...runnerPlaceOf(caller) };
   // User SQL: the same fair share as /api/v1/query (DECISIONS §4).
   const response = await deps.fairShare.run(caller, () => deps.runners.runQuery(run)).catch((error: unknown) => {
     throw sqlFailure(error);

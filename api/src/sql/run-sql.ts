@@ -14,12 +14,12 @@
  * served (a stored-only call); only a query that would have to run gets the refusal. So every run
  * is preceded by the checks, whatever the ledger said.
  */
-import { createHash } from 'node:crypto';
 import type { ResultFormat, ResultMeta, RunQueryRequest } from '@uda/shared/runner-contract';
 import { createSqlParser, type SqlParser, validateSql } from '@uda/shared/sql';
 import type { Tier } from '@uda/shared/catalog';
 import { type WindowSpec, sqlWindow } from '../billing/charge-keys.ts';
 import { ApiError } from '../errors/api-error.ts';
+import { runnerPlaceOf } from '../fair/rules.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { RunnerError } from '@uda/shared/runner-contract';
 import type { RunnerResult } from '../runners/client.ts';
@@ -108,7 +108,7 @@ async function targetOf(services: SqlServices, caller: SqlCaller, sql: string, d
   });
   const versions = datasets.map((d) => ({ id: d.id, version: String(d.version) }));
   const queryId = queryIdOf({ accountId: caller.accountId, sql, datasets: versions, exportVersion });
-  const run = { queryId, sql, datasets: datasets.map(({ name, key }) => ({ name, key })), tenant: tenantOf(caller.accountId) };
+  const run = { queryId, sql, datasets: datasets.map(({ name, key }) => ({ name, key })), ...runnerPlaceOf(caller) };
   return { run, paidKey: await hooks.alreadyPaid?.(queryId) };
 }
 
@@ -136,14 +136,9 @@ async function storedOrRun(services: SqlServices, caller: SqlCaller, run: RunQue
   return response;
 }
 
-/** The runner's fairness key for an account: opaque, so account ids stay out of the runners. */
-function tenantOf(accountId: string): string {
-  return createHash('sha256').update(accountId).digest('hex').slice(0, 32);
-}
-
 /** The runner refused before running: the request counts toward nothing (DECISIONS §4). */
 function neverRan(failure: ApiError): boolean {
-  return failure.code === ErrorCode.QUERY_BUSY || failure.code === ErrorCode.QUERY_BACKEND_UNAVAILABLE || failure.code === ErrorCode.RUNNER_BUDGET_EXCEEDED;
+  return failure.code === ErrorCode.QUERY_BUSY || failure.code === ErrorCode.QUERY_BACKEND_UNAVAILABLE || failure.code === ErrorCode.RUNNER_BUDGET_EXCEEDED || failure.code === ErrorCode.QUERY_CONCURRENCY_LIMITED;
 }
 
 /** The stored result while the window is open; undefined when the query has to run. */

@@ -333,7 +333,7 @@ export interface components {
             status: "error";
             message: string;
             /** @enum {string} */
-            code: "QUERY_INVALID" | "QUERY_TIMEOUT" | "QUERY_RESULT_TOO_LARGE" | "QUERY_BUSY" | "QUERY_BACKEND_UNAVAILABLE" | "RUNNER_BUDGET_EXCEEDED" | "EMAIL_NOT_VERIFIED";
+            code: "QUERY_INVALID" | "QUERY_TIMEOUT" | "QUERY_RESULT_TOO_LARGE" | "QUERY_BUSY" | "QUERY_BACKEND_UNAVAILABLE" | "RUNNER_BUDGET_EXCEEDED" | "QUERY_CONCURRENCY_LIMITED" | "EMAIL_NOT_VERIFIED";
         };
         /** @description Export, SQL and connected-sheet routes. */
         FlatError: {
@@ -620,7 +620,7 @@ export interface operations {
                     "application/json": components["schemas"]["SqlError"];
                 };
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -846,7 +846,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1072,7 +1072,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1298,7 +1298,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1524,7 +1524,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description EXPORT_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -2925,7 +2925,7 @@ export interface operations {
                     "application/json": components["schemas"]["SqlError"];
                 };
             };
-            /** @description SHEET_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description SHEET_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -3055,7 +3055,7 @@ export interface operations {
                     "application/json": components["schemas"]["SqlError"];
                 };
             };
-            /** @description SHEET_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, RATE_LIMITED. See docs/errors.md. */
+            /** @description SHEET_LIMIT_EXCEEDED, RUNNER_BUDGET_EXCEEDED, QUERY_CONCURRENCY_LIMITED, RATE_LIMITED. See docs/errors.md. */
             429: {
                 headers: {
                     "RateLimit-Limit"?: string;

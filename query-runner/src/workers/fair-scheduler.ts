@@ -1,56 +1,126 @@
 /**
- * Who gets the next slot (a query worker) and when (DECISIONS §4 Fair shares), apart from what a
- * slot is. One tenant holds at most `perTenant` slots at once, so even many runaways from one
- * caller leave slots for everyone else; its other requests wait their turn. A freed slot goes to
- * the waiter `fair-turns.ts` picks (the tenant holding the fewest, then the one served longest ago,
- * then the oldest). A wait ends at its `waitUntil` or when its caller stops waiting (`signal`).
+ * Who gets the next slot (a query worker) and when (DECISIONS §4 Fair shares, Capacity classes),
+ * apart from what a slot is.
+ * - One tenant holds at most `perTenant` slots at once, so even many runaways from one caller leave
+ *   slots for everyone else; its other requests wait their turn.
+ * - The free class holds at most its share (`capacity-classes.ts`) while the paid class wants the
+ *   rest. It may borrow idle paid slots but the last one, so the next paid query starts at once on
+ *   a warm worker; a paid request that still finds no idle slot while the free class holds more than
+ *   its share reclaims the newest borrowed slot (the holder's `reclaim` stops its query, and the
+ *   slot comes back through `release`). Paid requests are never stopped so, and the paid class may
+ *   take every idle slot: an uninterruptible free query must not keep a paying one waiting for its
+ *   30 s, while a paid one only ever delays free queries until a slot frees.
+ * - A freed slot goes to a class under its share first, then to the waiter `fair-turns.ts` picks
+ *   (the tenant holding the fewest, then the one served longest ago, then the oldest).
+ * - A wait ends at its `waitUntil` or when its caller stops waiting (`signal`).
  */
+import { type CapacityClass, type ClassShares, nextByClass } from '../capacity-classes.ts';
 import { createFairTurns } from '../fair-turns.ts';
 
 export interface FairSchedulerOptions<T> {
   /** Slots one tenant may hold at once; requests without a tenant are not capped. */
   readonly perTenant: number;
-  /** A free slot to take at once (marked taken by the callee), or undefined when every slot is held. */
-  readonly idle: () => T | undefined;
+  /** Each class's share of the slots (`classShares(size)`). */
+  readonly shares: ClassShares;
+  /** A free slot for a request of the class to take at once (marked taken by the callee), or undefined when every slot is held. */
+  readonly idle: (capacityClass: CapacityClass) => T | undefined;
   /** The error of a wait that passed its `waitUntil`. */
   readonly waitedTooLong: () => unknown;
   /** The error of a wait whose caller stopped waiting. */
   readonly stopped: (signal: AbortSignal | undefined) => unknown;
 }
 
-export interface FairScheduler<T> {
-  /** A slot for `tenant`: at once when one is idle and the tenant is under its cap, else in its turn. */
-  acquire(tenant: string | undefined, signal?: AbortSignal, waitUntil?: number): Promise<T>;
+export interface SlotRequest {
+  readonly tenant: string | undefined;
+  readonly capacityClass: CapacityClass;
+  readonly signal?: AbortSignal;
+  readonly waitUntil?: number;
+  /** Stops the holder's work when its class must give a borrowed slot back; it then releases the slot. */
+  readonly reclaim?: () => void;
+}
+
+export interface Grant<T> {
+  readonly slot: T;
   /**
-   * `tenant` gave its slot back. When a waiter may run now, it gets `handOff()` (the same slot, or a
+   * Gives the slot back. When a waiter may run now, it gets `handOff()` (the same slot, or a
    * replacement for a lost one) and this returns true; false: the slot is free.
    */
-  release(tenant: string | undefined, handOff: () => T): boolean;
+  release(handOff: () => T): boolean;
+}
+
+export interface FairScheduler<T> {
+  /** A slot: at once when one is idle and the tenant is under its cap, else in its turn. */
+  acquire(request: SlotRequest): Promise<Grant<T>>;
   /** Refuses every waiting request with `error`; no slot is handed on after this. */
   close(error: unknown): void;
 }
 
+interface Holder {
+  readonly request: SlotRequest;
+  reclaimed: boolean;
+}
+
 interface Waiter<T> {
   readonly tenant: string | undefined;
-  resolve(slot: T): void;
+  readonly capacityClass: CapacityClass;
+  readonly request: SlotRequest;
+  resolve(grant: Grant<T>): void;
   reject(error: unknown): void;
 }
 
 export function createFairScheduler<T>(options: FairSchedulerOptions<T>): FairScheduler<T> {
   const waiting: Waiter<T>[] = [];
+  const holders = new Set<Holder>();
   const turns = createFairTurns();
   const underCap = (tenant: string | undefined) => tenant === undefined || turns.heldBy(tenant) < options.perTenant;
+  const heldBy = (capacityClass: CapacityClass) => [...holders].filter((h) => h.request.capacityClass === capacityClass).length;
+  const underShare = (capacityClass: CapacityClass) => heldBy(capacityClass) < options.shares[capacityClass];
+  /** Free beyond its share borrows an idle paid slot only while another stays idle for the paid class. */
+  const mayTake = (capacityClass: CapacityClass) => {
+    if (capacityClass === 'paid' || underShare('free')) return true;
+    const borrowed = heldBy('free') - options.shares.free;
+    return borrowed + 1 < options.shares.paid - heldBy('paid');
+  };
   let closed = false;
 
-  const wait = (tenant: string | undefined, signal: AbortSignal | undefined, waitUntil: number | undefined) =>
-    new Promise<T>((resolve, reject) => {
-      const waiter: Waiter<T> = { tenant, resolve, reject };
+  const grant = (request: SlotRequest, slot: T): Grant<T> => {
+    const holder: Holder = { request, reclaimed: false };
+    holders.add(holder);
+    turns.take(request.tenant);
+    return { slot, release: (handOff) => release(holder, handOff) };
+  };
+
+  const release = (holder: Holder, handOff: () => T): boolean => {
+    if (!holders.delete(holder)) return false;
+    turns.give(holder.request.tenant);
+    const index = closed ? -1 : nextByClass(waiting, underShare, turns.next, (w) => underCap(w.tenant) && mayTake(w.capacityClass));
+    if (index < 0) return false;
+    const [next] = waiting.splice(index, 1);
+    next!.resolve(grant(next!.request, handOff()));
+    return true;
+  };
+
+  /** A paid request under its share found no idle slot: take back the newest slot the free class borrowed. */
+  const reclaimBorrowed = () => {
+    const free = [...holders].filter((h) => h.request.capacityClass === 'free' && !h.reclaimed);
+    // Only what the free class holds beyond its share is borrowed; a reclaim under way already counts.
+    if (free.length <= options.shares.free) return;
+    const newest = free.findLast((h) => h.request.reclaim !== undefined);
+    if (!newest) return;
+    newest.reclaimed = true;
+    newest.request.reclaim!();
+  };
+
+  const wait = (request: SlotRequest) =>
+    new Promise<Grant<T>>((resolve, reject) => {
+      const waiter: Waiter<T> = { tenant: request.tenant, capacityClass: request.capacityClass, request, resolve, reject };
       const leave = (error: unknown) => {
         const index = waiting.indexOf(waiter);
         if (index < 0) return;
         waiting.splice(index, 1);
         reject(error);
       };
+      const { signal, waitUntil } = request;
       const timer = waitUntil === undefined ? undefined : setTimeout(() => leave(options.waitedTooLong()), Math.max(0, waitUntil - Date.now()));
       const onAbort = () => leave(options.stopped(signal));
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -58,28 +128,20 @@ export function createFairScheduler<T>(options: FairSchedulerOptions<T>): FairSc
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
       };
-      waiter.resolve = (slot) => (done(), resolve(slot));
+      waiter.resolve = (granted) => (done(), resolve(granted));
       waiter.reject = (error) => (done(), reject(error));
       waiting.push(waiter);
     });
 
   return {
-    async acquire(tenant, signal, waitUntil) {
-      const idle = underCap(tenant) ? options.idle() : undefined;
-      // Counted before any await, so two requests of one tenant cannot both pass the cap.
-      if (idle === undefined) return wait(tenant, signal, waitUntil);
-      turns.take(tenant);
-      return idle;
-    },
-    release(tenant, handOff) {
-      turns.give(tenant);
-      const index = closed ? -1 : turns.next(waiting, underCap);
-      if (index < 0) return false;
-      const [next] = waiting.splice(index, 1);
-      const slot = handOff();
-      turns.take(next!.tenant);
-      next!.resolve(slot);
-      return true;
+    async acquire(request) {
+      const mayRun = underCap(request.tenant);
+      const idle = mayRun && mayTake(request.capacityClass) ? options.idle(request.capacityClass) : undefined;
+      // Granted before any await, so two requests of one tenant cannot both pass the cap.
+      if (idle !== undefined) return grant(request, idle);
+      const waited = wait(request);
+      if (mayRun && request.capacityClass === 'paid' && underShare('paid')) reclaimBorrowed();
+      return waited;
     },
     close(error) {
       closed = true;

@@ -49,8 +49,8 @@ describe('query pool', () => {
     // Two long queries of one tenant: only one may hold a worker; the other waits for it.
     const long = { ...limits, timeoutMs: 10_000 };
     const slow = (name: string) => ({ ...task('SELECT count(*) FROM range(100000000000) a', name), limits: long });
-    const runaways = [track('a1', fair.run(slow('a1'), undefined, 'tenant-a')), track('a2', fair.run(slow('a2'), undefined, 'tenant-a'))];
-    const other = await fair.run(task('SELECT 7 AS n', 'b1'), undefined, 'tenant-b');
+    const runaways = [track('a1', fair.run(slow('a1'), { tenant: 'tenant-a' })), track('a2', fair.run(slow('a2'), { tenant: 'tenant-a' }))];
+    const other = await fair.run(task('SELECT 7 AS n', 'b1'), { tenant: 'tenant-b' });
     expect(other.rows).toEqual([{ n: 7 }]);
     // Without the cap, tenant b would have waited for a runaway's deadline.
     expect(settled).toEqual([]);
@@ -71,14 +71,14 @@ describe('query pool', () => {
     const track = (name: string, outcome: Promise<unknown>) => outcome.then(() => order.push(name), () => order.push(name));
     // Tenants a and b each hold their cap (2 of 4 workers); a's first query ends soon at its deadline.
     const running = [
-      track('a1', fair.run(endless('a1', 500), undefined, 'tenant-a')),
-      track('a2', fair.run(endless('a2'), undefined, 'tenant-a')),
-      track('b1', fair.run(endless('b1'), undefined, 'tenant-b')),
-      track('b2', fair.run(endless('b2'), undefined, 'tenant-b')),
+      track('a1', fair.run(endless('a1', 500), { tenant: 'tenant-a' })),
+      track('a2', fair.run(endless('a2'), { tenant: 'tenant-a' })),
+      track('b1', fair.run(endless('b1'), { tenant: 'tenant-b' })),
+      track('b2', fair.run(endless('b2'), { tenant: 'tenant-b' })),
     ];
     // a3 waits first, then d1 (a tenant holding nothing): d1 gets a1's worker, a3 the next one.
-    const a3 = track('a3', fair.run(task('SELECT 3 AS n', 'a3'), undefined, 'tenant-a'));
-    const d1 = track('d1', fair.run(task('SELECT 4 AS n', 'd1'), undefined, 'tenant-d'));
+    const a3 = track('a3', fair.run(task('SELECT 3 AS n', 'a3'), { tenant: 'tenant-a' }));
+    const d1 = track('d1', fair.run(task('SELECT 4 AS n', 'd1'), { tenant: 'tenant-d' }));
     await Promise.all([a3, d1]);
     expect(order).toEqual(['a1', 'd1', 'a3']);
     await fair.close();
@@ -88,14 +88,33 @@ describe('query pool', () => {
   it('refuses a query that waited past its bound, and a query whose caller left gives its worker back', async () => {
     const single = poolOf(1, 'pool-bounds');
     const caller = new AbortController();
-    const running = single.run(endless('held'), caller.signal, 'tenant-a');
-    const waited = await single.run(task('SELECT 1 AS n', 'late'), undefined, 'tenant-b', Date.now() + 200).catch((e: unknown) => e);
+    const running = single.run(endless('held'), { signal: caller.signal, tenant: 'tenant-a' });
+    const waited = await single.run(task('SELECT 1 AS n', 'late'), { tenant: 'tenant-b', waitUntil: Date.now() + 200 }).catch((e: unknown) => e);
     expect(waited).toMatchObject({ code: 'QUERY_BACKEND_UNAVAILABLE', retryAfterSeconds: 1 });
     caller.abort();
     await expect(running).rejects.toMatchObject({ code: 'QUERY_BACKEND_UNAVAILABLE' });
     // The killed worker is replaced: the next query runs long before the endless one's deadline would have come.
-    expect((await single.run(task('SELECT 2 AS n', 'after'), undefined, 'tenant-b')).rows).toEqual([{ n: 2 }]);
+    expect((await single.run(task('SELECT 2 AS n', 'after'), { tenant: 'tenant-b' })).rows).toEqual([{ n: 2 }]);
     await single.close();
+  });
+
+  it('a paid query takes back a worker the free class borrowed: the newest borrower is stopped (503, not billed), the rest run on', async () => {
+    // Three workers: one is the free class's share, two the paid class's; the free class may borrow all but the last idle one.
+    const classes = poolOf(3, 'pool-classes');
+    const settled: string[] = [];
+    const track = (name: string, outcome: Promise<unknown>) => outcome.then((v) => (settled.push(name), v), (e: unknown) => (settled.push(name), e));
+    // Their deadline is far past the test's, so only the reclaim can end one of them (a loaded machine starts workers slowly).
+    const own = track('own', classes.run(endless('own', 120_000), { tenant: 'tenant-a', capacityClass: 'free' }));
+    const borrowed = track('borrowed', classes.run(endless('borrowed', 120_000), { tenant: 'tenant-b', capacityClass: 'free' }));
+    // The paid slot the free class left idle: a paid query takes it at once.
+    const paidLong = track('paid-long', classes.run(endless('paid-long', 120_000), { tenant: 'tenant-c', capacityClass: 'paid' }));
+    // No slot is idle now: the next paid query takes back the borrowed one.
+    const paid = await classes.run(task('SELECT 9 AS n', 'paid'), { tenant: 'tenant-d', capacityClass: 'paid' });
+    expect(paid.rows).toEqual([{ n: 9 }]);
+    expect(settled).toEqual(['borrowed']);
+    expect(await borrowed).toMatchObject({ code: 'QUERY_BACKEND_UNAVAILABLE', retryAfterSeconds: 2, workerMs: undefined });
+    await classes.close();
+    await Promise.all([own, paidLong]);
   });
 
   it('a timeout reports the worker time it took, for the caller\'s budget', async () => {

@@ -10,6 +10,8 @@ import type { SandboxLimits, SheetFile } from '../sandbox.ts';
 export interface InitMessage {
   readonly kind: 'init';
   readonly sandboxLimits: SandboxLimits;
+  /** The database the last query used, opened before the worker says it is ready: its first query need not. */
+  readonly dbPath?: string;
 }
 
 /** One query: execute on `dbPath` (or a sheet sandbox when `sheets` is not empty), write `parquetPath`. */

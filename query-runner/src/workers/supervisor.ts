@@ -8,6 +8,7 @@
 import { fork } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { setPriority } from 'node:os';
 import type { Logger } from '@uda/shared/logger';
 import { RunnerError, timeoutError, unavailableError } from '../errors.ts';
 import type { SandboxLimits } from '../sandbox.ts';
@@ -33,11 +34,18 @@ export interface Worker {
   readonly child: ChildProcess;
   readonly ready: Promise<void>;
   busy: boolean;
+  /** Ran free-class work: its CPU priority is lowered for good (an unprivileged process cannot raise it again). */
+  lowered: boolean;
 }
 
 export interface WorkerSupervisor {
-  /** An idle live worker, or a new one while there are fewer than `size`; marked busy. */
-  takeIdle(): Worker | undefined;
+  /**
+   * An idle live worker, or a new one while there are fewer than `size`; marked busy. `lowered`:
+   * which kind to prefer (free-class work takes the workers already lowered first, paid the others).
+   */
+  takeIdle(lowered?: boolean): Worker | undefined;
+  /** Lowers the worker's CPU priority (free-class work), so it yields the CPU to paid queries. */
+  lower(worker: Worker): void;
   /** Whether the worker is still one of the pool's (not killed, not exited). */
   has(worker: Worker): boolean;
   /** A new worker (a lost one's replacement). */
@@ -70,11 +78,15 @@ export class NotStarted extends Error {
 }
 
 const WORKER_ENTRY = new URL('./worker-main.ts', import.meta.url);
+/** The nice value of workers that ran free-class queries: under CPU contention they get the least. */
+const LOWERED_PRIORITY = 19;
 
 export function createWorkerSupervisor(options: SupervisorOptions): WorkerSupervisor {
   const workers = new Set<Worker>();
   let nextId = 1;
   let closed = false;
+  /** The database of the last query: a new worker opens it while it starts, before anyone waits for it. */
+  let lastDbPath: string | undefined;
 
   const spawn = (): Worker => {
     const child = fork(WORKER_ENTRY, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced' });
@@ -83,8 +95,8 @@ export function createWorkerSupervisor(options: SupervisorOptions): WorkerSuperv
       child.once('exit', () => reject(new Error('worker exited before it was ready')));
     });
     ready.catch(() => undefined);
-    child.send({ kind: 'init', sandboxLimits: options.sandboxLimits });
-    const worker: Worker = { child, ready, busy: false };
+    child.send({ kind: 'init', sandboxLimits: options.sandboxLimits, ...(lastDbPath ? { dbPath: lastDbPath } : {}) });
+    const worker: Worker = { child, ready, busy: false, lowered: false };
     workers.add(worker);
     child.once('exit', () => {
       workers.delete(worker);
@@ -94,25 +106,48 @@ export function createWorkerSupervisor(options: SupervisorOptions): WorkerSuperv
     return worker;
   };
 
+  /**
+   * One idle worker is kept started (below `size`), so the next query, a paid one the free class
+   * left a slot for among them, does not wait a second or more for a process to start.
+   */
+  const keepOneIdle = () => {
+    if (!closed && workers.size < options.size && ![...workers].some((w) => !w.busy)) spawn();
+  };
+
   const kill = (worker: Worker, reason: string) => {
     options.onKill?.();
     options.logger.warn({ pid: worker.child.pid, reason }, 'query worker killed');
     // It leaves the pool at once, before its exit is reported, so no query is handed to it.
     workers.delete(worker);
     worker.child.kill('SIGKILL');
+    keepOneIdle();
   };
 
-  const runOn = (worker: Worker, task: PoolTask, signal: AbortSignal | undefined, lost: () => void) =>
-    watch({ worker, task, signal, lost, id: nextId++, options, kill: (reason) => kill(worker, reason), pooled: () => workers.has(worker) });
+  const runOn = (worker: Worker, task: PoolTask, signal: AbortSignal | undefined, lost: () => void) => {
+    if (task.sheets.length === 0) lastDbPath = task.dbPath;
+    return watch({ worker, task, signal, lost, id: nextId++, options, kill: (reason) => kill(worker, reason), pooled: () => workers.has(worker) });
+  };
 
   spawn();
   return {
-    takeIdle() {
-      const idle = [...workers].find((w) => !w.busy && isAlive(w)) ?? (workers.size < options.size ? spawn() : undefined);
+    takeIdle(lowered = false) {
+      const live = [...workers].filter((w) => !w.busy && isAlive(w));
+      const idle = live.find((w) => w.lowered === lowered) ?? live[0] ?? (workers.size < options.size ? spawn() : undefined);
       if (idle) idle.busy = true;
+      keepOneIdle();
       return idle;
     },
     has: (worker) => workers.has(worker),
+    lower(worker) {
+      if (worker.lowered || worker.child.pid === undefined) return;
+      worker.lowered = true;
+      try {
+        setPriority(worker.child.pid, LOWERED_PRIORITY);
+      } catch (error) {
+        // It already exited: its replacement starts at the normal priority.
+        options.logger.debug({ err: error }, 'could not lower a query worker\'s priority');
+      }
+    },
     spawn,
     runOn,
     async warm() {

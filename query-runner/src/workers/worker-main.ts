@@ -23,7 +23,9 @@ const send = (message: WorkerMessage) => process.send?.(message);
 process.on('message', (message: ParentMessage) => {
   if (message.kind === 'init') {
     sandboxLimits = message.sandboxLimits;
-    send({ kind: 'ready' });
+    // A failed open is reported by the first query that needs the database, not here.
+    const opened = message.dbPath ? databaseInstance(message.dbPath, message.sandboxLimits).catch(() => undefined) : Promise.resolve();
+    void opened.then(() => send({ kind: 'ready' }));
     return;
   }
   send({ kind: 'started', id: message.id });

@@ -44,6 +44,7 @@ const SHEET_QUERY_ERRORS = [
   ErrorCode.QUERY_BUSY,
   ErrorCode.QUERY_BACKEND_UNAVAILABLE,
   ErrorCode.RUNNER_BUDGET_EXCEEDED,
+  ErrorCode.QUERY_CONCURRENCY_LIMITED,
 ];
 
 const upload = { contentType: 'multipart/form-data', schema: uploadBody };

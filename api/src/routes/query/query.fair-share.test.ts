@@ -79,13 +79,14 @@ describe('fair shares of runner capacity', () => {
     expect(mcpSearch.status).toBe(200);
     expect(mcpSearch.body).toMatchObject({ result: { content: [expect.objectContaining({ type: 'text' })] } });
     expect((mcpSearch.body.result as { isError?: boolean }).isError).not.toBe(true);
-    // The attacker holds at most its tier's running queries; the rest are refused promptly, in the flat shape.
-    const refused = (await Promise.all(attack)).filter((a) => a.body.code === 'QUERY_BUSY');
+    // The attacker holds at most its tier's running queries; the rest are its own excess: a 429 (not
+    // our failure) that names the tier's limit, promptly, in the flat shape.
+    const refused = (await Promise.all(attack)).filter((a) => a.body.code === 'QUERY_CONCURRENCY_LIMITED');
     expect(refused.length).toBeGreaterThanOrEqual(8 - DEFAULT_LIMITS.fairShare.concurrent.free);
     for (const a of refused) {
-      expect(a.status).toBe(503);
+      expect(a.status).toBe(429);
       expect(Number(a.retryAfter)).toBeGreaterThan(0);
-      expect(a.body).toEqual({ status: 'error', code: 'QUERY_BUSY', message: expect.stringContaining('queries at once') });
+      expect(a.body).toEqual({ status: 'error', code: 'QUERY_CONCURRENCY_LIMITED', message: expect.stringContaining('2 queries at once, the most the free tier allows') });
     }
     expect(await ledgerOf(stack.ctx, attacker.accountId)).toHaveLength(0);
     expect(await untilIdle(30_000)).toBe(true);
