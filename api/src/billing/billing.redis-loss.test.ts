@@ -1,5 +1,5 @@
 /**
- * Issue 31's observed defect: Redis flushed mid-load (a Redis pod without persistence rescheduled)
+ * An observed defect: Redis flushed mid-load (a Redis pod without persistence rescheduled)
  * left the ledger lower than what clients were told in `X-Credit-Cost`. Redis is a cache of
  * PostgreSQL (DECISIONS §3 "Money survives any single fault"): every charge a response reported
  * reaches the ledger however Redis is lost, and no credit is handed out twice.
