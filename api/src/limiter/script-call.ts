@@ -31,7 +31,8 @@ class PrebuiltCommand extends Command {
   readonly #bytes: Buffer;
 
   constructor(name: string, bytes: Buffer) {
-    super(name);
+    // Text replies as strings, as ioredis's own script calls give them (the default is Buffers).
+    super(name, [], { replyEncoding: 'utf8' });
     this.#bytes = bytes;
   }
 
