@@ -22,13 +22,17 @@ export async function json(res: Response): Promise<{ status: number; body: Recor
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-/** Polls the record until ingestion left `processing` (the worker runs in this process). */
+/**
+ * Polls the record until ingestion left `processing` (the worker runs in this process). The wait
+ * doubles from 50 ms to 1 s: every poll counts on the per-IP burst limit (100 per 15 minutes), and a
+ * slow ingestion on a loaded machine must not spend the test's budget before its own requests.
+ */
 export async function settled(api: TestApi, key: string, id: string, timeoutMs = 30_000): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  for (let waitMs = 50; Date.now() < deadline; waitMs = Math.min(waitMs * 2, 1_000)) {
     const { body } = await json(await api.get(`/api/v1/datasets/${id}`, { key }));
     if (body.status !== 'processing') return body;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
   }
   throw new Error(`sheet ${id} is still processing`);
 }
