@@ -18,6 +18,7 @@
  * Every array is on a SharedArrayBuffer, so the runner's ranking threads read the one copy.
  */
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBResult } from '@duckdb/node-api';
+import { withBlockMaxima } from './block-maxima.ts';
 import { searchTable } from './table-names.ts';
 import type { StoredLookupSource } from './page-sql.ts';
 import { equalRange, SortedTextsBuilder, textAt, textCount, type SortedTexts } from './sorted-texts.ts';
@@ -40,12 +41,15 @@ export interface SourceIndex {
   /** The primary texts with each term stemmed. */
   readonly titles: SortedTexts;
   readonly titleDocs: Int32Array;
+  /** Per block of postings (`block-maxima.ts`): the largest `tf / (tf + norm)`, and whether any is in a primary field. */
+  readonly blockImpact: Float64Array;
+  readonly blockPrimary: Uint8Array;
 }
 
 /** Bytes held by one source's index. */
 export function indexBytes(index: SourceIndex): number {
   const arrays = [index.postingEnds, index.postingDocs, index.postingTf, index.postingPrimary, index.norms, index.titleDocs,
-    index.terms.ends, index.terms.bytes, index.idTerms, index.titles.ends, index.titles.bytes, index.stems.ends, index.stems.bytes, index.stemEnds, index.stemTerms];
+    index.terms.ends, index.terms.bytes, index.idTerms, index.titles.ends, index.titles.bytes, index.stems.ends, index.stems.bytes, index.stemEnds, index.stemTerms, index.blockImpact, index.blockPrimary];
   return arrays.reduce((sum, array) => sum + array.byteLength, 0);
 }
 
@@ -194,10 +198,10 @@ export async function loadSourceIndex(connection: DuckDBConnection, source: Stor
   const idTerms = await loadIdTerms(connection, source, terms);
   const { stems, stemEnds, stemTerms } = buildStems(terms);
   const { titles, titleDocs } = await loadTitles(connection, searchTable(source, 'titles'));
-  return {
+  return withBlockMaxima({
     documents, terms: sharedTexts(terms), postingEnds: shared(postingEnds), ...postings, idTerms: shared(idTerms),
     stems: sharedTexts(stems), stemEnds: shared(stemEnds), stemTerms: shared(stemTerms), titles: sharedTexts(titles), titleDocs: shared(titleDocs),
-  };
+  });
 }
 
 type IndexArray = Int32Array | Uint32Array | Uint8Array;

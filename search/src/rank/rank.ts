@@ -56,9 +56,17 @@ interface Words {
   readonly typing: string | undefined;
 }
 
+/** How the readings of one query are ranked: every match scored (`exhaustive`), or only the page's (`fast`). */
+type RankReadings = (index: SourceIndex, readings: readonly Reading[], limit: number, checkDeadline: () => void) => Ranking;
+
 /** The ranking of the words as one query (every word must match, in one of its readings). */
-function rankWords(index: SourceIndex, query: Words, limit: number, rules: MatchRules, checkDeadline: () => void): Ranking {
+function rankWords(index: SourceIndex, query: Words, limit: number, rules: MatchRules, checkDeadline: () => void, rankReadings: RankReadings): Ranking {
   const readings = readingsOf(index, query.words, query.phrase, query.typing, rules, checkDeadline);
+  return rankReadings(index, readings, limit, checkDeadline);
+}
+
+/** Every match of every reading scored and offered to the page: the reference the fast path is tested against. */
+const exhaustive: RankReadings = (index, readings, limit, checkDeadline) => {
   const top: RankedDoc[] = [];
   if (readings.length === 1) {
     const total = eachRanked(index, readings[0]!, checkDeadline, (ranked) => insertTop(top, ranked, limit), () => (top.length === limit ? top[limit - 1] : undefined));
@@ -82,10 +90,10 @@ function rankWords(index: SourceIndex, query: Words, limit: number, rules: Match
  * stems, joined words) never waits for typo candidates, which would rank after them anyway. `total`
  * counts what was matched: the answers as typed, or those and the typos' when they were looked for.
  */
-function rankBuckets(index: SourceIndex, query: Words, limit: number, rules: MatchRules, checkDeadline: () => void): Ranking {
-  if (!rules.typos) return rankWords(index, query, limit, rules, checkDeadline);
-  const asTyped = rankWords(index, query, limit, { ...rules, typos: false }, checkDeadline);
-  return asTyped.total >= limit ? asTyped : rankWords(index, query, limit, rules, checkDeadline);
+function rankBuckets(index: SourceIndex, query: Words, limit: number, rules: MatchRules, checkDeadline: () => void, rankReadings: RankReadings): Ranking {
+  if (!rules.typos) return rankWords(index, query, limit, rules, checkDeadline, rankReadings);
+  const asTyped = rankWords(index, query, limit, { ...rules, typos: false }, checkDeadline, rankReadings);
+  return asTyped.total >= limit ? asTyped : rankWords(index, query, limit, rules, checkDeadline, rankReadings);
 }
 
 /**
@@ -93,11 +101,20 @@ function rankBuckets(index: SourceIndex, query: Words, limit: number, rules: Mat
  * fewer words are tried (`fewerWords`) until some document holds them.
  */
 export function rankDocuments(index: SourceIndex, query: ParsedQuery, limit: number, checkDeadline: () => void, rules: MatchRules = FORGIVING): Ranking {
+  return rankWith(index, query, limit, checkDeadline, rules, exhaustive);
+}
+
+/** The same ranking with every match scored: the reference `rank.fast.test.ts` compares the fast path with. */
+export function rankDocumentsExhaustive(index: SourceIndex, query: ParsedQuery, limit: number, checkDeadline: () => void, rules: MatchRules = FORGIVING): Ranking {
+  return rankWith(index, query, limit, checkDeadline, rules, exhaustive);
+}
+
+function rankWith(index: SourceIndex, query: ParsedQuery, limit: number, checkDeadline: () => void, rules: MatchRules, rankReadings: RankReadings): Ranking {
   if (query.words.length === 0) return NO_MATCH;
-  const ranking = rankBuckets(index, query, limit, rules, checkDeadline);
+  const ranking = rankBuckets(index, query, limit, rules, checkDeadline, rankReadings);
   if (ranking.total > 0 || !rules.dropWords) return ranking;
   for (const fewer of fewerWords(query.words)) {
-    const kept = rankBuckets(index, { words: fewer, phrase: fewer, typing: query.typing }, limit, rules, checkDeadline);
+    const kept = rankBuckets(index, { words: fewer, phrase: fewer, typing: query.typing }, limit, rules, checkDeadline, rankReadings);
     if (kept.total > 0) return kept;
   }
   return NO_MATCH;
