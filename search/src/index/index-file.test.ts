@@ -8,10 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { INDEX_FORMAT_VERSION, readIndexFile, writeIndexFile, type SourceFiles } from './index-file.ts';
-import { withBlockMaxima } from './block-maxima.ts';
 import type { StoredLookupSource } from './page-sql.ts';
 import { SortedTextsBuilder, textAt, type SortedTexts } from './sorted-texts.ts';
-import type { SourceIndex } from './source-index.ts';
+import { withBlockMaxima, type SourceIndex } from './source-index.ts';
 
 let dir: string;
 

@@ -17,8 +17,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import type { StoredLookupSource } from './page-sql.ts';
 import type { PageOffsets } from './pages.ts';
-import { withBlockMaxima } from './block-maxima.ts';
-import type { SourceIndex } from './source-index.ts';
+import { withBlockMaxima, type SourceIndex } from './source-index.ts';
 import type { SortedTexts } from './sorted-texts.ts';
 
 export const INDEX_FILE_NAME = 'search-index.bin';

@@ -4,8 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { SortedTextsBuilder, type SortedTexts } from '../index/sorted-texts.ts';
-import type { SourceIndex } from '../index/source-index.ts';
-import { withBlockMaxima } from '../index/block-maxima.ts';
+import { withBlockMaxima, type SourceIndex } from '../index/source-index.ts';
 import { compareUtf8, stemOf } from '../vocabulary/stems.ts';
 import { parseQuery } from '../query/terms.ts';
 import { rankDocuments } from './rank.ts';
