@@ -4,10 +4,11 @@
  * with SCALED_EXPORT_DATA set to a DATA_DIR that already holds such an export, that one is used.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { MANIFEST_KEY, manifestSchema } from '@uda/shared/manifest';
 import { INDEX_FILE_NAME } from '@uda/search/index';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -19,11 +20,10 @@ export interface ScaledExport {
   remove(): Promise<void>;
 }
 
+/** The published version's index file: the manifest names the version. */
 async function indexPathIn(dataDir: string): Promise<string> {
-  const exports = join(dataDir, 'objects', 'exports');
-  const [version] = (await readdir(exports)).sort().reverse();
-  if (!version) throw new Error(`${dataDir} holds no export`);
-  return join(exports, version, 'runner', INDEX_FILE_NAME);
+  const { version } = manifestSchema.parse(JSON.parse(await readFile(join(dataDir, 'objects', MANIFEST_KEY), 'utf8')));
+  return join(dataDir, 'objects', 'exports', version, 'runner', INDEX_FILE_NAME);
 }
 
 export async function scaledExport(scale: number): Promise<ScaledExport> {
