@@ -1,6 +1,7 @@
 /**
- * The fast ranking (`rankDocuments`: rule buckets in order, blocks that cannot enter the page
- * skipped, the total counted without scoring) returns the same page and total as the exhaustive one
+ * The fast ranking (`rankDocuments`, and `rankDocumentsPaged`, which takes the windows of
+ * `page.ts` for every reading however small: rule buckets in order, windows that cannot enter the
+ * page skipped, the total counted without scoring) returns the same page and total as the exhaustive one
  * (`rankDocumentsExhaustive`: every match scored), under the lookups' FORGIVING rules, on an export
  * the real exporter built from generated inputs at scale 0.1 (real-sized posting lists): for every
  * judged query of `relevance.judgments.ts` and 1,000 seeded ones (the shapes of `random-queries.ts`,
@@ -9,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { STORED_SOURCES } from '@uda/shared/runner-contract';
-import { rankDocuments, rankDocumentsExhaustive } from '@uda/search/rank';
+import { rankDocuments, rankDocumentsExhaustive, rankDocumentsPaged } from '@uda/search/rank';
 import { parseQuery } from '@uda/search/query';
 import { readIndexFile, textAt, textCount, type SourceFiles, type StoredLookupSource } from '@uda/search/index';
 import { JUDGEMENTS } from './relevance.judgments.ts';
@@ -38,9 +39,11 @@ const never = () => undefined;
 /** Where the fast ranking differs from the exhaustive one for the lookup (empty when it does not). */
 function difference(source: StoredLookupSource, keywords: string, limit: number): string[] {
   const { index } = sources.get(source)!;
-  const fast = rankDocuments(index, parseQuery(keywords), limit, never);
-  const exhaustive = rankDocumentsExhaustive(index, parseQuery(keywords), limit, never);
-  return JSON.stringify(fast) === JSON.stringify(exhaustive) ? [] : [`${source} "${keywords}" limit ${limit}: fast ${JSON.stringify(fast)}, exhaustive ${JSON.stringify(exhaustive)}`];
+  const exhaustive = JSON.stringify(rankDocumentsExhaustive(index, parseQuery(keywords), limit, never));
+  return [['fast', rankDocuments], ['paged', rankDocumentsPaged]].flatMap(([name, rank]) => {
+    const ranking = JSON.stringify((rank as typeof rankDocuments)(index, parseQuery(keywords), limit, never));
+    return ranking === exhaustive ? [] : [`${source} "${keywords}" limit ${limit}: ${name as string} ${ranking}, exhaustive ${exhaustive}`];
+  });
 }
 
 describe(`the fast ranking returns the exhaustive ranking's page and total at scale ${SCALE}`, () => {

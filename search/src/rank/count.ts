@@ -7,7 +7,7 @@
  */
 import { postingStart, type SourceIndex } from '../index/source-index.ts';
 import type { WordTerms } from '../query/word-terms.ts';
-import { scratchOf } from './matches.ts';
+import { findPosting, hasBit, scratchOf, SEARCH_OVER_PASS } from './matches.ts';
 
 /** Postings marked between two deadline checks. */
 const BLOCK = 1 << 16;
@@ -71,10 +71,41 @@ export function markMatches(index: SourceIndex, words: readonly WordTerms[], int
   return matched;
 }
 
-/** How many documents hold every word. */
+/** The documents marked in `bits`, in order. */
+function listOf(bits: Uint32Array, count: number): Int32Array {
+  const docs = new Int32Array(count);
+  let n = 0;
+  for (let i = 0; i < bits.length; i++) {
+    for (let word = bits[i]!; word !== 0; word &= word - 1) docs[n++] = (i << 5) + (31 - Math.clz32(word & -word));
+  }
+  return docs;
+}
+
+/**
+ * How many documents hold every word. The rarest word's documents are listed; each further word
+ * keeps those it holds, by binary search in its list when it is one list much longer than them
+ * (as `matches.ts` filters), else by a pass that marks its documents.
+ */
 export function countMatches(index: SourceIndex, words: readonly WordTerms[], checkDeadline: () => void): number {
   if (words.length === 1) return documentFrequency(index, words[0]!, checkDeadline);
-  return markMatches(index, words, scratchOf(index).candidateBits, checkDeadline);
+  const [first, ...rest] = [...words].sort((a, b) => a.postings - b.postings);
+  const { candidateBits, termBits } = scratchOf(index);
+  const docs = listOf(candidateBits, markWord(index, first!, candidateBits, checkDeadline));
+  let count = docs.length;
+  for (const word of rest) {
+    let kept = 0;
+    if (word.terms.length === 1 && count * SEARCH_OVER_PASS < word.postings) {
+      const start = postingStart(index, word.terms[0]!);
+      for (let j = 0; j < count; j++) if (findPosting(index.postingDocs, start, start + word.postings, docs[j]!) >= 0) docs[kept++] = docs[j]!;
+    } else {
+      markWord(index, word, termBits, checkDeadline);
+      for (let j = 0; j < count; j++) if (hasBit(termBits, docs[j]!)) docs[kept++] = docs[j]!;
+    }
+    count = kept;
+    if (count === 0) break;
+    checkDeadline();
+  }
+  return count;
 }
 
 /** How many documents hold every word of at least one of the readings. */

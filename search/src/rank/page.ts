@@ -163,30 +163,38 @@ function sumWindow(index: SourceIndex, s: WindowScratch, word: WordTerms, i: num
 /** Scores the window's matches exactly and offers each to the page. */
 function scoreWindow(index: SourceIndex, s: WindowScratch, reading: Reading, ordered: readonly WordTerms[], idfs: readonly number[], titled: Titled, w: number, top: RankedDoc[], limit: number): void {
   const lo = w << WINDOW_SHIFT;
+  const { norms } = index;
+  const { seen, tf, score, outside, typos, stems, flag, words, cls: classes } = s;
   s.words.fill(0);
   s.cls.fill(NONE);
   let reached = 0;
   for (let i = 0; i < ordered.length; i++) {
     reached = sumWindow(index, s, ordered[i]!, i, lo);
+    const idf = idfs[i]!;
     for (let j = 0; j < reached; j++) {
-      const d = s.seen[j]!;
-      const cls = s.cls[d]!;
-      const part = bm25(idfs[i]!, s.tf[d]!, index.norms[lo + d]!);
-      s.score[d] = i === 0 ? part : s.score[d]! + part;
-      s.outside[d] = (i === 0 ? 0 : s.outside[d]!) + 1 - s.flag[d]!;
-      s.typos[d] = (i === 0 ? 0 : s.typos[d]!) + typosOf(cls);
-      s.stems[d] = (i === 0 ? 0 : s.stems[d]!) + (cls === STEM ? 1 : 0);
-      s.words[d] = i + 1;
-      s.cls[d] = NONE;
+      const d = seen[j]!;
+      const cls = classes[d]!;
+      const part = bm25(idf, tf[d]!, norms[lo + d]!);
+      score[d] = i === 0 ? part : score[d]! + part;
+      outside[d] = (i === 0 ? 0 : outside[d]!) + 1 - flag[d]!;
+      typos[d] = (i === 0 ? 0 : typos[d]!) + typosOf(cls);
+      stems[d] = (i === 0 ? 0 : stems[d]!) + (cls === STEM ? 1 : 0);
+      words[d] = i + 1;
+      classes[d] = NONE;
     }
     if (reached === 0) return;
   }
+  // One candidate object reused: a match that cannot enter the full page is never allocated.
+  const candidate = { doc: 0, typos: 0, tier: 0, outside: 0, stems: 0, score: 0 };
   for (let j = 0; j < reached; j++) {
-    const d = s.seen[j]!;
-    const doc = lo + d;
-    const outside = s.outside[d]!;
-    const ranked = { doc, typos: reading.typos + s.typos[d]!, tier: tierOf(titled, doc, outside), outside, stems: s.stems[d]!, score: s.score[d]! };
-    if (top.length < limit || ranksBefore(ranked, top[limit - 1]!)) insertTop(top, ranked, limit);
+    const d = seen[j]!;
+    candidate.doc = lo + d;
+    candidate.outside = outside[d]!;
+    candidate.typos = reading.typos + typos[d]!;
+    candidate.tier = tierOf(titled, candidate.doc, candidate.outside);
+    candidate.stems = stems[d]!;
+    candidate.score = score[d]!;
+    if (top.length < limit || ranksBefore(candidate, top[limit - 1]!)) insertTop(top, { ...candidate }, limit);
   }
 }
 

@@ -90,7 +90,7 @@ const exhaustive: RankReadings = (index, readings, limit, checkDeadline) => {
  * Only the page's matches scored (`page.ts`), the total counted apart (`count.ts`). With several
  * readings, a document's best entry is in its reading's own page, so the pages' union holds the page.
  */
-const fast: RankReadings = (index, readings, limit, checkDeadline) => {
+const paged: RankReadings = (index, readings, limit, checkDeadline) => {
   if (readings.length === 1) {
     const total = countMatches(index, readings[0]!.words, checkDeadline);
     return total === 0 ? NO_MATCH : { total, docs: pageOf(index, readings[0]!, limit, checkDeadline) };
@@ -107,6 +107,17 @@ const fast: RankReadings = (index, readings, limit, checkDeadline) => {
   const top: RankedDoc[] = [];
   for (const ranked of best.values()) insertTop(top, ranked, limit);
   return { total, docs: top };
+};
+
+/**
+ * Readings this small are scored whole: their windows' bounds and page cost more than scoring
+ * every match (the windows pay off on long lists, whose bounds can skip most of them).
+ */
+const PAGED_FROM_POSTINGS = 50_000;
+
+const fast: RankReadings = (index, readings, limit, checkDeadline) => {
+  const small = readings.every((reading) => reading.words.reduce((sum, word) => sum + word.postings, 0) < PAGED_FROM_POSTINGS);
+  return (small ? exhaustive : paged)(index, readings, limit, checkDeadline);
 };
 
 /**
@@ -127,6 +138,11 @@ function rankBuckets(index: SourceIndex, query: Words, limit: number, rules: Mat
  */
 export function rankDocuments(index: SourceIndex, query: ParsedQuery, limit: number, checkDeadline: () => void, rules: MatchRules = FORGIVING): Ranking {
   return rankWith(index, query, limit, checkDeadline, rules, fast);
+}
+
+/** The same ranking through the windows (`page.ts`) whatever the readings' size: what `rank.fast.test.ts` checks. */
+export function rankDocumentsPaged(index: SourceIndex, query: ParsedQuery, limit: number, checkDeadline: () => void, rules: MatchRules = FORGIVING): Ranking {
+  return rankWith(index, query, limit, checkDeadline, rules, paged);
 }
 
 /** The same ranking with every match scored: the reference `rank.fast.test.ts` compares the fast path with. */
