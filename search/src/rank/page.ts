@@ -18,7 +18,7 @@ import { K1 } from '../query/terms.ts';
 import { STEM, typosOf, type WordTerms } from '../query/word-terms.ts';
 import { bm25, idfOf } from './bm25.ts';
 import { documentFrequency } from './count.ts';
-import { scratchOf } from './matches.ts';
+import { findPosting, scratchOf, SEARCH_OVER_PASS } from './matches.ts';
 import { insertTop, ranksBefore, type RankedDoc } from './order.ts';
 import { tierOf, titledDocs, type Titled } from './tier.ts';
 
@@ -114,12 +114,13 @@ interface WindowScratch {
   readonly tf: Float64Array;
   readonly flag: Uint8Array;
   readonly cls: Uint8Array;
-  readonly seen: Int32Array;
+  seen: Int32Array;
+  prev: Int32Array;
 }
 
 const windowScratch = (): WindowScratch => ({
   words: new Uint8Array(WINDOW), score: new Float64Array(WINDOW), outside: new Uint8Array(WINDOW), typos: new Uint8Array(WINDOW),
-  stems: new Uint8Array(WINDOW), tf: new Float64Array(WINDOW), flag: new Uint8Array(WINDOW), cls: new Uint8Array(WINDOW), seen: new Int32Array(WINDOW),
+  stems: new Uint8Array(WINDOW), tf: new Float64Array(WINDOW), flag: new Uint8Array(WINDOW), cls: new Uint8Array(WINDOW), seen: new Int32Array(WINDOW), prev: new Int32Array(WINDOW),
 });
 
 /** The first position in `[from, to)` of a sorted list whose document is `doc` or later. */
@@ -133,28 +134,44 @@ function firstAtOrAfter(docs: Int32Array, from: number, to: number, doc: number)
   return low;
 }
 
+/** Adds posting `p` of a term to document `d`'s sums for the word; lists `d` in `seen` the first time. */
+function addPosting(index: SourceIndex, s: WindowScratch, p: number, d: number, weight: number, whole: number, c: number, reached: number): number {
+  if (s.cls[d] === NONE) {
+    s.seen[reached++] = d;
+    s.tf[d] = 0;
+    s.flag[d] = 0;
+  }
+  s.tf[d]! += index.postingTf[p]! * weight;
+  s.flag[d]! |= whole & index.postingPrimary[p]!;
+  if (c < s.cls[d]!) s.cls[d] = c;
+  return reached;
+}
+
 /**
- * Sums word `i`'s postings in the window for the documents that hold the words before it, as
- * `matches.ts` does for every document; returns how many documents it reached (listed in `seen`).
+ * Sums word `i`'s postings in the window for the documents that hold the words before it (`prev`,
+ * `candidates` of them; all for the first word), as `matches.ts` does for every document: by a pass
+ * over the term's postings in the window, or by binary search for each candidate when they are few
+ * against them. Returns how many documents it reached (listed in `seen`).
  */
-function sumWindow(index: SourceIndex, s: WindowScratch, word: WordTerms, i: number, lo: number): number {
-  const { postingDocs, postingTf, postingPrimary } = index;
+function sumWindow(index: SourceIndex, s: WindowScratch, word: WordTerms, i: number, lo: number, prev: Int32Array, candidates: number): number {
+  const { postingDocs } = index;
   let reached = 0;
   for (let e = 0; e < word.terms.length; e++) {
     const t = word.terms[e]!;
     const [weight, whole, c] = [word.weights[e]!, word.wholes[e]!, word.classes[e]!];
     const end = index.postingEnds[t]!;
-    for (let p = firstAtOrAfter(postingDocs, postingStart(index, t), end, lo); p < end && postingDocs[p]! < lo + WINDOW; p++) {
-      const d = postingDocs[p]! - lo;
-      if (s.words[d] !== i) continue;
-      if (s.cls[d] === NONE) {
-        s.seen[reached++] = d;
-        s.tf[d] = 0;
-        s.flag[d] = 0;
+    const from = firstAtOrAfter(postingDocs, postingStart(index, t), end, lo);
+    const to = firstAtOrAfter(postingDocs, from, end, lo + WINDOW);
+    if (i > 0 && candidates * SEARCH_OVER_PASS < to - from) {
+      for (let j = 0; j < candidates; j++) {
+        const p = findPosting(postingDocs, from, to, lo + prev[j]!);
+        if (p >= 0) reached = addPosting(index, s, p, prev[j]!, weight, whole, c, reached);
       }
-      s.tf[d]! += postingTf[p]! * weight;
-      s.flag[d]! |= whole & postingPrimary[p]!;
-      if (c < s.cls[d]!) s.cls[d] = c;
+      continue;
+    }
+    for (let p = from; p < to; p++) {
+      const d = postingDocs[p]! - lo;
+      if (s.words[d] === i) reached = addPosting(index, s, p, d, weight, whole, c, reached);
     }
   }
   return reached;
@@ -164,12 +181,14 @@ function sumWindow(index: SourceIndex, s: WindowScratch, word: WordTerms, i: num
 function scoreWindow(index: SourceIndex, s: WindowScratch, reading: Reading, ordered: readonly WordTerms[], idfs: readonly number[], titled: Titled, w: number, top: RankedDoc[], limit: number): void {
   const lo = w << WINDOW_SHIFT;
   const { norms } = index;
-  const { seen, tf, score, outside, typos, stems, flag, words, cls: classes } = s;
+  const { tf, score, outside, typos, stems, flag, words, cls: classes } = s;
   s.words.fill(0);
   s.cls.fill(NONE);
   let reached = 0;
   for (let i = 0; i < ordered.length; i++) {
-    reached = sumWindow(index, s, ordered[i]!, i, lo);
+    [s.prev, s.seen] = [s.seen, s.prev];
+    reached = sumWindow(index, s, ordered[i]!, i, lo, s.prev, reached);
+    const { seen } = s;
     const idf = idfs[i]!;
     for (let j = 0; j < reached; j++) {
       const d = seen[j]!;
@@ -187,7 +206,7 @@ function scoreWindow(index: SourceIndex, s: WindowScratch, reading: Reading, ord
   // One candidate object reused: a match that cannot enter the full page is never allocated.
   const candidate = { doc: 0, typos: 0, tier: 0, outside: 0, stems: 0, score: 0 };
   for (let j = 0; j < reached; j++) {
-    const d = seen[j]!;
+    const d = s.seen[j]!;
     candidate.doc = lo + d;
     candidate.outside = outside[d]!;
     candidate.typos = reading.typos + typos[d]!;
