@@ -15,7 +15,7 @@ import type { OpenDatabase } from '../src/database-manager.ts';
 import { lookupOn } from '../src/lookups/run-lookup.ts';
 import { rankDocuments } from '@uda/search/rank';
 import { parseQuery } from '@uda/search/query';
-import { indexBytes, type SourceIndex, type StoredLookupSource } from '@uda/search/index';
+import { indexBytes, type SourceIndex } from '@uda/search/index';
 import { loadSearchIndexes } from '../src/lookups/search-index.ts';
 import { LOOKUP_CPU_QUERIES } from './lookup-cpu.queries.ts';
 
