@@ -15,27 +15,13 @@ import type { OpenDatabase } from '../src/database-manager.ts';
 import { lookupOn } from '../src/lookups/run-lookup.ts';
 import { rankDocuments } from '@uda/search/rank';
 import { parseQuery } from '@uda/search/query';
-import { indexBytes, type SourceIndex, type StoredLookupSource } from '@uda/search/index';
+import { indexBytes, type SourceIndex } from '@uda/search/index';
 import { loadSearchIndexes } from '../src/lookups/search-index.ts';
+import { LOOKUP_CPU_QUERIES } from './lookup-cpu.queries.ts';
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 10);
 const THREADS = process.env.DUCKDB_THREADS ?? '1';
 const TIMEOUT_MS = 30_000;
-
-/**
- * Exact titles, rare and common words (short and long posting lists), then a few of each other kind
- * of `lookup-scaling.ts`'s mix: the typos and splits cost the most, so they make the latency's tail.
- */
-const QUERIES: readonly [StoredLookupSource, string][] = [
-  ['gutenberg', 'the art of war'], ['gutenberg', 'war'], ['gutenberg', 'history'],
-  ['census', 'doña ana'], ['census', 'county'],
-  ['food', 'butter'], ['food', 'cheese raw'], ['food', 'babyfood'],
-  ['pwc', 'attention'], ['pwc', 'learning'],
-  ['sec', 'tsla'], ['sec', 'bank'],
-  ['gutenberg', 'histories'], ['food', 'eggs'], ['census', 'counties'], ['pwc', 'images segmentations'],
-  ['gutenberg', 'frankenstien'], ['food', 'chiken breast'], ['census', 'californa'], ['pwc', 'segmantaton'], ['sec', 'berkshre hathway'],
-  ['gutenberg', 'mobydick'], ['food', 'peanutbutter'], ['pwc', 'fewshot'], ['sec', 'cocacola'], ['sec', 'wal mart'],
-];
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
 
@@ -53,7 +39,7 @@ reader.closeSync();
 const loadSeconds = (performance.now() - loadStarted) / 1000;
 global.gc?.();
 console.log(`In-memory index loaded and page store written in ${loadSeconds.toFixed(1)} s; RSS ${mb(rssBefore)} before, ${mb(process.memoryUsage().rss)} after`);
-for (const source of new Set(QUERIES.map(([s]) => s))) {
+for (const source of new Set(LOOKUP_CPU_QUERIES.map(([s]) => s))) {
   const index = indexes.get(source)!;
   console.log(`  ${source.padEnd(10)} ${String(index.postingDocs.length).padStart(10)} postings  ${String(index.titleDocs.length).padStart(8)} titles  ${mb(indexBytes(index)).padStart(7)}`);
 }
@@ -71,7 +57,7 @@ function rankCpuMs(index: SourceIndex, keywords: string): number {
 let cpuSum = 0;
 let rankSum = 0;
 let rankMax = 0;
-for (const [source, keywords] of QUERIES) {
+for (const [source, keywords] of LOOKUP_CPU_QUERIES) {
   const run = () => lookupOn(database, { source, keywords, limit: 10 }, TIMEOUT_MS);
   const first = await run(); // prepares the statement, warms the file's pages
   const cpuStart = process.cpuUsage();
@@ -86,8 +72,8 @@ for (const [source, keywords] of QUERIES) {
   rankMax = Math.max(rankMax, rankMs);
   console.log(`${source.padEnd(10)} ${keywords.padEnd(22)} ${String((JSON.parse(first.toString('utf8')) as { total: number }).total).padStart(6)}  ${cpuMs.toFixed(2).padStart(7)}  ${rankMs.toFixed(2).padStart(7)}  ${(cpuMs - rankMs).toFixed(2).padStart(7)}  ${wallMs.toFixed(2).padStart(7)}`);
 }
-const mean = cpuSum / QUERIES.length;
-console.log(`mean ${mean.toFixed(2)} ms CPU per lookup (ranking ${(rankSum / QUERIES.length).toFixed(2)} ms, page ${((cpuSum - rankSum) / QUERIES.length).toFixed(2)} ms): at most ${(1000 / mean).toFixed(0)} lookups/s per core before HTTP; the costliest ranking ${rankMax.toFixed(2)} ms.`);
+const mean = cpuSum / LOOKUP_CPU_QUERIES.length;
+console.log(`mean ${mean.toFixed(2)} ms CPU per lookup (ranking ${(rankSum / LOOKUP_CPU_QUERIES.length).toFixed(2)} ms, page ${((cpuSum - rankSum) / LOOKUP_CPU_QUERIES.length).toFixed(2)} ms): at most ${(1000 / mean).toFixed(0)} lookups/s per core before HTTP; the costliest ranking ${rankMax.toFixed(2)} ms.`);
 console.log(`Command: node query-runner/bench/lookup-cpu.bench.ts ${path}   (BENCH_ITERATIONS, DUCKDB_THREADS)`);
 indexes.close();
 instance.closeSync();

@@ -21,10 +21,11 @@ import { referenceRankingSql } from '../../test/bm25-sql.ts';
 import { startExportedRunner, type ExportedRunner } from '../../test/exported-runner.ts';
 import { rankDocuments, type RankedDoc } from '@uda/search/rank';
 import { AS_TYPED, parseQuery, titlePhrase } from '@uda/search/query';
-import { searchTable, textAt, textCount, type SourceIndex } from '@uda/search/index';
+import { searchTable, type SourceIndex } from '@uda/search/index';
 import { stemPhrase } from '@uda/search/vocabulary';
 import { searchIndexesOf } from './search-index.ts';
 import { seeded } from '../../test/seeded.ts';
+import { randomQuery } from '../../test/random-queries.ts';
 
 const QUERIES_PER_SOURCE = 150;
 const NEAR = 1e-9;
@@ -69,26 +70,6 @@ afterAll(async () => {
   release();
   await served.stop();
 });
-
-function randomQuery(index: SourceIndex, titles: readonly string[], random: () => number): string {
-  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
-  const term = () => textAt(index.terms, Math.floor(random() * textCount(index.terms)));
-  const title = () => pick(titles);
-  const words = (text: string) => text.split(' ').slice(0, 1 + Math.floor(random() * 4)).join(' ');
-  const shapes = [
-    () => term(),
-    () => term().slice(0, 1 + Math.floor(random() * 4)),
-    () => `${term()} ${term()}`,
-    () => `${term().slice(0, 3)} ${term()} ${term().slice(0, 2)}`,
-    () => title(),
-    () => words(title()),
-    () => `${words(title())} ${term().slice(0, 3)}`,
-    () => title().toUpperCase().replaceAll('a', 'á'),
-    () => `${term()} qqqzzz`,
-    () => Array.from({ length: 10 }, term).join(' '),
-  ];
-  return pick(shapes)();
-}
 
 async function reference(source: string, keywords: string, limit: number): Promise<{ total: number; docs: RankedDoc[] }> {
   const query = referenceRankingSql(source, keywords, limit, stemmedTitles(source), stemPhrase(titlePhrase(keywords), new Map()))!;

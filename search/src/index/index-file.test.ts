@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { INDEX_FORMAT_VERSION, readIndexFile, writeIndexFile, type SourceFiles } from './index-file.ts';
 import type { StoredLookupSource } from './page-sql.ts';
 import { SortedTextsBuilder, textAt, type SortedTexts } from './sorted-texts.ts';
-import type { SourceIndex } from './source-index.ts';
+import { withBlockMaxima, type SourceIndex } from './source-index.ts';
 
 let dir: string;
 
@@ -30,7 +30,7 @@ function texts(entries: string[]): SortedTexts {
 
 /** A two-document index: "war" in both, "art" (stem `art`) and "arts" in the first, "kraków" in the second. */
 function smallSource(): SourceFiles {
-  const index: SourceIndex = {
+  const index: SourceIndex = withBlockMaxima({
     documents: 2,
     terms: texts(['art', 'arts', 'kraków', 'war']),
     postingEnds: Uint32Array.of(1, 2, 3, 5),
@@ -44,7 +44,7 @@ function smallSource(): SourceFiles {
     stemTerms: Int32Array.of(0, 1, 2, 3),
     titles: texts(['art of war', 'kraków']),
     titleDocs: Int32Array.of(1, 2),
-  };
+  });
   const pages = { starts: Float64Array.of(-1, 0, 20), lengths: Uint32Array.of(0, 19, 7), more: new Map([[2, [[28, 9] as [number, number]]]]) };
   return { index, pages };
 }

@@ -40,12 +40,45 @@ export interface SourceIndex {
   /** The primary texts with each term stemmed. */
   readonly titles: SortedTexts;
   readonly titleDocs: Int32Array;
+  /** Per block of postings (`block-maxima.ts`): the largest `tf / (tf + norm)`, and whether any is in a primary field. */
+  readonly blockImpact: Float64Array;
+  readonly blockPrimary: Uint8Array;
+}
+
+/**
+ * Per-block maxima of the postings, for the ranking's skipping (`../rank/page.ts`): the postings
+ * array cut into blocks of BLOCK_POSTINGS, each with the largest `tf / (tf + norm)` of its postings
+ * (a bound on any of them in BM25, whatever the word's idf and weight) and whether any of them is
+ * in a primary field. A block may straddle two terms' lists; its bounds then hold for both. They
+ * are computed when a version's index is opened (one pass over the postings), not stored in
+ * `search-index.bin`, so the file's format is unchanged; they live on a SharedArrayBuffer like the
+ * rest, so the ranking threads read the one copy.
+ */
+export const BLOCK_SHIFT = 6;
+export const BLOCK_POSTINGS = 1 << BLOCK_SHIFT;
+
+/** The index's arrays without the maxima computed from them. */
+export type IndexArrays = Omit<SourceIndex, 'blockImpact' | 'blockPrimary'>;
+
+export function withBlockMaxima(arrays: IndexArrays): SourceIndex {
+  const { postingDocs, postingTf, postingPrimary, norms } = arrays;
+  const blocks = (postingDocs.length + BLOCK_POSTINGS - 1) >>> BLOCK_SHIFT;
+  const blockImpact = new Float64Array(new SharedArrayBuffer(blocks * 8));
+  const blockPrimary = new Uint8Array(new SharedArrayBuffer(blocks));
+  for (let p = 0; p < postingDocs.length; p++) {
+    const b = p >>> BLOCK_SHIFT;
+    const tf = postingTf[p]!;
+    const impact = tf / (tf + norms[postingDocs[p]!]!);
+    if (impact > blockImpact[b]!) blockImpact[b] = impact;
+    blockPrimary[b]! |= postingPrimary[p]!;
+  }
+  return { ...arrays, blockImpact, blockPrimary };
 }
 
 /** Bytes held by one source's index. */
 export function indexBytes(index: SourceIndex): number {
   const arrays = [index.postingEnds, index.postingDocs, index.postingTf, index.postingPrimary, index.norms, index.titleDocs,
-    index.terms.ends, index.terms.bytes, index.idTerms, index.titles.ends, index.titles.bytes, index.stems.ends, index.stems.bytes, index.stemEnds, index.stemTerms];
+    index.terms.ends, index.terms.bytes, index.idTerms, index.titles.ends, index.titles.bytes, index.stems.ends, index.stems.bytes, index.stemEnds, index.stemTerms, index.blockImpact, index.blockPrimary];
   return arrays.reduce((sum, array) => sum + array.byteLength, 0);
 }
 
@@ -194,10 +227,10 @@ export async function loadSourceIndex(connection: DuckDBConnection, source: Stor
   const idTerms = await loadIdTerms(connection, source, terms);
   const { stems, stemEnds, stemTerms } = buildStems(terms);
   const { titles, titleDocs } = await loadTitles(connection, searchTable(source, 'titles'));
-  return {
+  return withBlockMaxima({
     documents, terms: sharedTexts(terms), postingEnds: shared(postingEnds), ...postings, idTerms: shared(idTerms),
     stems: sharedTexts(stems), stemEnds: shared(stemEnds), stemTerms: shared(stemTerms), titles: sharedTexts(titles), titleDocs: shared(titleDocs),
-  };
+  });
 }
 
 type IndexArray = Int32Array | Uint32Array | Uint8Array;

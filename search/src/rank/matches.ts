@@ -18,7 +18,7 @@ import { bm25, idfOf } from './bm25.ts';
 const BLOCK = 1 << 16;
 const NONE = 255;
 /** Binary search wins over a pass when the list is this many times longer than the candidates. */
-const SEARCH_OVER_PASS = 16;
+export const SEARCH_OVER_PASS = 16;
 
 interface Scratch {
   readonly tf: Float64Array;
@@ -55,7 +55,7 @@ export function scratchOf(index: SourceIndex): Scratch {
   return scratch;
 }
 
-const hasBit = (bits: Uint32Array, doc: number) => (bits[doc >>> 5]! & (1 << (doc & 31))) !== 0;
+export const hasBit = (bits: Uint32Array, doc: number) => (bits[doc >>> 5]! & (1 << (doc & 31))) !== 0;
 
 /**
  * One pass over a word's postings: marks its documents in `termBits` and returns their count (its
@@ -147,7 +147,7 @@ function firstMatches(index: SourceIndex, scratch: Scratch, word: WordTerms, che
 }
 
 /** The first posting of `doc` in `[from, to)` of a term's list (sorted by document), or −1. */
-function findPosting(docs: Int32Array, from: number, to: number, doc: number): number {
+export function findPosting(docs: Int32Array, from: number, to: number, doc: number): number {
   let low = from;
   let high = to;
   while (low < high) {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { SortedTextsBuilder, type SortedTexts } from '../index/sorted-texts.ts';
-import type { SourceIndex } from '../index/source-index.ts';
+import { withBlockMaxima, type SourceIndex } from '../index/source-index.ts';
 import { compareUtf8, stemOf } from '../vocabulary/stems.ts';
 import { parseQuery } from '../query/terms.ts';
 import { rankDocuments } from './rank.ts';
@@ -30,14 +30,14 @@ function indexOf(documents: readonly (readonly [string, string])[]): SourceIndex
   const stems = [...new Set(terms.map(stemOf))].sort(compareUtf8);
   const stemTerms = stems.flatMap((s) => terms.flatMap((t, i) => (stemOf(t) === s ? [i] : [])));
   let stemEnd = 0;
-  return {
+  return withBlockMaxima({
     documents: documents.length, terms: texts(terms),
     postingEnds: Uint32Array.from(terms, (t) => (end += postings.get(t)!.length)),
     postingDocs: Int32Array.from(all, (p) => p.doc), postingTf: Float32Array.from(all, () => 1), postingPrimary: Uint8Array.from(all, (p) => p.primary),
     norms: new Float64Array(documents.length + 1).fill(1.2), idTerms: new Uint8Array(terms.length),
     stems: texts(stems), stemEnds: Uint32Array.from(stems, (s) => (stemEnd += terms.filter((t) => stemOf(t) === s).length)), stemTerms: Int32Array.from(stemTerms),
     titles: texts([]), titleDocs: new Int32Array(0),
-  };
+  });
 }
 
 const rank = (index: SourceIndex, keywords: string) => rankDocuments(index, parseQuery(keywords), 10, () => undefined);

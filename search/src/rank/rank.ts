@@ -11,7 +11,9 @@ import { fewerWords } from '../query/drop-words.ts';
 import { readingsOf, type Reading } from '../query/readings.ts';
 import { FORGIVING, type MatchRules, type ParsedQuery } from '../query/terms.ts';
 import type { SourceIndex } from '../index/source-index.ts';
+import { countMatches, countMatchesOfAny } from './count.ts';
 import { matchAll, scratchOf } from './matches.ts';
+import { pageOf } from './page.ts';
 import { insertTop, ranksBefore, type RankedDoc } from './order.ts';
 import { tierOf, titledDocs } from './tier.ts';
 
@@ -56,9 +58,17 @@ interface Words {
   readonly typing: string | undefined;
 }
 
+/** How the readings of one query are ranked: every match scored (`exhaustive`), or only the page's (`fast`). */
+type RankReadings = (index: SourceIndex, readings: readonly Reading[], limit: number, checkDeadline: () => void) => Ranking;
+
 /** The ranking of the words as one query (every word must match, in one of its readings). */
-function rankWords(index: SourceIndex, query: Words, limit: number, rules: MatchRules, checkDeadline: () => void): Ranking {
+function rankWords(index: SourceIndex, query: Words, limit: number, rules: MatchRules, checkDeadline: () => void, rankReadings: RankReadings): Ranking {
   const readings = readingsOf(index, query.words, query.phrase, query.typing, rules, checkDeadline);
+  return rankReadings(index, readings, limit, checkDeadline);
+}
+
+/** Every match of every reading scored and offered to the page: the reference the fast path is tested against. */
+const exhaustive: RankReadings = (index, readings, limit, checkDeadline) => {
   const top: RankedDoc[] = [];
   if (readings.length === 1) {
     const total = eachRanked(index, readings[0]!, checkDeadline, (ranked) => insertTop(top, ranked, limit), () => (top.length === limit ? top[limit - 1] : undefined));
@@ -77,15 +87,49 @@ function rankWords(index: SourceIndex, query: Words, limit: number, rules: Match
 }
 
 /**
+ * Only the page's matches scored (`page.ts`), the total counted apart (`count.ts`). With several
+ * readings, a document's best entry is in its reading's own page, so the pages' union holds the page.
+ */
+const paged: RankReadings = (index, readings, limit, checkDeadline) => {
+  if (readings.length === 1) {
+    const total = countMatches(index, readings[0]!.words, checkDeadline);
+    return total === 0 ? NO_MATCH : { total, docs: pageOf(index, readings[0]!, limit, checkDeadline) };
+  }
+  const total = countMatchesOfAny(index, readings.map((reading) => reading.words), checkDeadline);
+  if (total === 0) return NO_MATCH;
+  const best = new Map<number, RankedDoc>();
+  for (const reading of readings) {
+    for (const ranked of pageOf(index, reading, limit, checkDeadline)) {
+      const known = best.get(ranked.doc);
+      if (!known || ranksBefore(ranked, known)) best.set(ranked.doc, ranked);
+    }
+  }
+  const top: RankedDoc[] = [];
+  for (const ranked of best.values()) insertTop(top, ranked, limit);
+  return { total, docs: top };
+};
+
+/**
+ * Readings this small are scored whole: their windows' bounds and page cost more than scoring
+ * every match (the windows pay off on long lists, whose bounds can skip most of them).
+ */
+const PAGED_FROM_POSTINGS = 50_000;
+
+const fast: RankReadings = (index, readings, limit, checkDeadline) => {
+  const small = readings.every((reading) => reading.words.reduce((sum, word) => sum + word.postings, 0) < PAGED_FROM_POSTINGS);
+  return (small ? exhaustive : paged)(index, readings, limit, checkDeadline);
+};
+
+/**
  * The words ranked as one query, typos looked for only when the answers without them do not fill
  * the page: as in a search engine's bucket sort, a page of answers as typed (forms, prefixes,
  * stems, joined words) never waits for typo candidates, which would rank after them anyway. `total`
  * counts what was matched: the answers as typed, or those and the typos' when they were looked for.
  */
-function rankBuckets(index: SourceIndex, query: Words, limit: number, rules: MatchRules, checkDeadline: () => void): Ranking {
-  if (!rules.typos) return rankWords(index, query, limit, rules, checkDeadline);
-  const asTyped = rankWords(index, query, limit, { ...rules, typos: false }, checkDeadline);
-  return asTyped.total >= limit ? asTyped : rankWords(index, query, limit, rules, checkDeadline);
+function rankBuckets(index: SourceIndex, query: Words, limit: number, rules: MatchRules, checkDeadline: () => void, rankReadings: RankReadings): Ranking {
+  if (!rules.typos) return rankWords(index, query, limit, rules, checkDeadline, rankReadings);
+  const asTyped = rankWords(index, query, limit, { ...rules, typos: false }, checkDeadline, rankReadings);
+  return asTyped.total >= limit ? asTyped : rankWords(index, query, limit, rules, checkDeadline, rankReadings);
 }
 
 /**
@@ -93,11 +137,25 @@ function rankBuckets(index: SourceIndex, query: Words, limit: number, rules: Mat
  * fewer words are tried (`fewerWords`) until some document holds them.
  */
 export function rankDocuments(index: SourceIndex, query: ParsedQuery, limit: number, checkDeadline: () => void, rules: MatchRules = FORGIVING): Ranking {
+  return rankWith(index, query, limit, checkDeadline, rules, fast);
+}
+
+/** The same ranking through the windows (`page.ts`) whatever the readings' size: what `rank.fast.test.ts` checks. */
+export function rankDocumentsPaged(index: SourceIndex, query: ParsedQuery, limit: number, checkDeadline: () => void, rules: MatchRules = FORGIVING): Ranking {
+  return rankWith(index, query, limit, checkDeadline, rules, paged);
+}
+
+/** The same ranking with every match scored: the reference `rank.fast.test.ts` compares the fast path with. */
+export function rankDocumentsExhaustive(index: SourceIndex, query: ParsedQuery, limit: number, checkDeadline: () => void, rules: MatchRules = FORGIVING): Ranking {
+  return rankWith(index, query, limit, checkDeadline, rules, exhaustive);
+}
+
+function rankWith(index: SourceIndex, query: ParsedQuery, limit: number, checkDeadline: () => void, rules: MatchRules, rankReadings: RankReadings): Ranking {
   if (query.words.length === 0) return NO_MATCH;
-  const ranking = rankBuckets(index, query, limit, rules, checkDeadline);
+  const ranking = rankBuckets(index, query, limit, rules, checkDeadline, rankReadings);
   if (ranking.total > 0 || !rules.dropWords) return ranking;
   for (const fewer of fewerWords(query.words)) {
-    const kept = rankBuckets(index, { words: fewer, phrase: fewer, typing: query.typing }, limit, rules, checkDeadline);
+    const kept = rankBuckets(index, { words: fewer, phrase: fewer, typing: query.typing }, limit, rules, checkDeadline, rankReadings);
     if (kept.total > 0) return kept;
   }
   return NO_MATCH;
