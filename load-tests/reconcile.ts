@@ -22,6 +22,8 @@ export interface Invariant {
     /** `account: $x forgiven`: short by no more than the api-kill's forgivable charges. */
     readonly forgiven: string[];
   };
+  /** A line that says more about a difference (which ledger rows no usage record stands for). */
+  readonly detail?: string;
 }
 
 /** Per account id, micro-USD. */
@@ -33,7 +35,11 @@ export function usageLogEqualsReceived(usageLogNet: ByAccount, received: ByAccou
 }
 
 /** Amount and request count per account: the usage log's charged records against the ledger's charge rows. */
-export function usageLogEqualsLedger(usageLog: { micro: ByAccount; requests: ByAccount }, ledger: { micro: ByAccount; requests: ByAccount }): Invariant {
+export function usageLogEqualsLedger(
+  usageLog: { micro: ByAccount; requests: ByAccount },
+  ledger: { micro: ByAccount; requests: ByAccount },
+  unlogged?: { rows: number; micro: number; keys: string[] },
+): Invariant {
   const amounts = compare(usageLog.micro, ledger.micro, new Map());
   const counts = compare(usageLog.requests, ledger.requests, new Map(), String);
   const total = (map: ByAccount) => [...map.values()].reduce((n, v) => n + v, 0);
@@ -44,6 +50,7 @@ export function usageLogEqualsLedger(usageLog: { micro: ByAccount; requests: ByA
       accountsOff: [...amounts.accountsOff, ...counts.accountsOff.map((off) => `${off} requests`)],
       requests: { left: total(usageLog.requests), right: total(ledger.requests) },
     },
+    detail: unlogged?.rows ? `${unlogged.rows} ledger charge rows (${usd(unlogged.micro)}) have no usage record: ${unlogged.keys.slice(0, 3).join(', ')}` : undefined,
   };
 }
 
@@ -75,8 +82,9 @@ export function formatInvariant(invariant: Invariant): string {
   const { leftMicro, rightMicro, requests, accountsOff, forgiven } = invariant.checked;
   const verdict = accountsOff.length === 0 ? 'EQUAL' : 'DIFFERENT';
   const counted = requests ? ` (${requests.left} vs ${requests.right} requests)` : '';
+  const detail = invariant.detail ? `\n    ${invariant.detail}` : '';
   return (
     `  ${invariant.name}: ${usd(leftMicro)} vs ${usd(rightMicro)}${counted}, ${accountsOff.length} accounts differ${accountsOff.length ? ` (${accountsOff.slice(0, 5).join(', ')})` : ''}` +
-    `${forgiven.length ? `, ${forgiven.length} forgiven after api-kill (${forgiven.slice(0, 5).join(', ')})` : ''}: ${verdict}`
+    `${forgiven.length ? `, ${forgiven.length} forgiven after api-kill (${forgiven.slice(0, 5).join(', ')})` : ''}: ${verdict}${detail}`
   );
 }

@@ -14,7 +14,7 @@ import { drive } from './drive.ts';
 import { newFaultTracker } from './faults.ts';
 import { ledgerEqualsReceived, usageLogEqualsLedger, usageLogEqualsReceived } from './reconcile.ts';
 import { isHealthy, type Ledger, type LoadReport, newTally, type ProcessUse, summarize } from './report.ts';
-import { netOfRefunds, readLedgerCharges, readUsageLog } from './usage-log.ts';
+import { netOfRefunds, readLedgerCharges, readUsageLog, rowsWithoutRecords } from './usage-log.ts';
 import { printLogs, type ProcessSample, startTopology, type Topology } from './topology.ts';
 
 export interface RunHooks {
@@ -66,7 +66,7 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
       ledger,
       invariants: [
         usageLogEqualsReceived(netOfRefunds(usageLog.all.micro, ledgerCharges.refundsMicro), tally.costByAccount, forgivable),
-        usageLogEqualsLedger(usageLog.charged, ledgerCharges.charges),
+        usageLogEqualsLedger(usageLog.charged, ledgerCharges.charges, rowsWithoutRecords(ledgerCharges, usageLog)),
         ledgerEqualsReceived(ledger.netByAccount, tally.costByAccount, forgivable),
       ],
       faults,

@@ -23,6 +23,8 @@ export interface UsageLogRead {
   /** The records the ledger carries: all but those marked `forgiven`. */
   readonly charged: Tallied;
   readonly forgivenRecords: number;
+  /** The ledger rows the charged records name (`ledger_key`). */
+  readonly ledgerKeys: ReadonlySet<string>;
 }
 
 export interface LedgerCharges {
@@ -30,6 +32,14 @@ export interface LedgerCharges {
   readonly charges: Tallied;
   /** `kind = 'refund'` rows, as a positive amount. */
   readonly refundsMicro: ByAccount;
+  /** Every charge row's key and amount, to name the rows no usage record stands for. */
+  readonly rows: readonly { readonly key: string; readonly micro: number }[];
+}
+
+/** Charge rows of the ledger that no usage record names: records lost with a pod (its unstored batch). */
+export function rowsWithoutRecords(ledger: LedgerCharges, usageLog: UsageLogRead): { rows: number; micro: number; keys: string[] } {
+  const missing = ledger.rows.filter((row) => !usageLog.ledgerKeys.has(row.key));
+  return { rows: missing.length, micro: missing.reduce((n, row) => n + row.micro, 0), keys: missing.map((row) => row.key) };
 }
 
 const USAGE_PREFIX = 'usage/';
@@ -39,20 +49,24 @@ export async function readUsageLog(store: ObjectStore): Promise<UsageLogRead> {
   const all = newTallied();
   const charged = newTallied();
   let forgivenRecords = 0;
+  const ledgerKeys = new Set<string>();
   for (const file of files) {
     const object = await store.get(file.key);
     if (!object) throw new Error(`usage log file ${file.key} listed but gone`);
     const bytes = await buffer(object.body);
     const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
-    const rows = await parquetReadObjects({ file: data, columns: ['account_id', 'cost_micro', 'forgiven'] });
+    const rows = await parquetReadObjects({ file: data, columns: ['account_id', 'cost_micro', 'ledger_key', 'forgiven'] });
     for (const row of rows) {
       const [account, cost] = [String(row.account_id), Number(row.cost_micro)];
       add(all, account, cost);
       if (row.forgiven === true) forgivenRecords++;
-      else add(charged, account, cost);
+      else {
+        add(charged, account, cost);
+        ledgerKeys.add(String(row.ledger_key));
+      }
     }
   }
-  return { files: files.length, all, charged, forgivenRecords };
+  return { files: files.length, all, charged, forgivenRecords, ledgerKeys };
 }
 
 export async function readLedgerCharges(databaseUrl: string): Promise<LedgerCharges> {
@@ -64,7 +78,9 @@ export async function readLedgerCharges(databaseUrl: string): Promise<LedgerChar
             coalesce(-sum(amount_micro) FILTER (WHERE kind = 'refund'), 0) AS refunded
      FROM ledger WHERE kind IN ('charge', 'refund') GROUP BY account_id`,
   );
+  const charges = await onServer<{ idempotency_key: string; amount_micro: string }>(databaseUrl, `SELECT idempotency_key, amount_micro FROM ledger WHERE kind = 'charge'`);
   return {
+    rows: charges.map((r) => ({ key: r.idempotency_key, micro: Number(r.amount_micro) })),
     charges: { micro: new Map(rows.map((r) => [r.account_id, Number(r.charged)])), requests: new Map(rows.map((r) => [r.account_id, Number(r.requests)])) },
     refundsMicro: new Map(rows.map((r) => [r.account_id, Number(r.refunded)])),
   };
