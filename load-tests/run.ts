@@ -14,6 +14,7 @@ import { drive } from './drive.ts';
 import { newFaultTracker } from './faults.ts';
 import { ledgerEqualsReceived, usageLogEqualsLedger, usageLogEqualsReceived } from './reconcile.ts';
 import { isHealthy, type Ledger, type LoadReport, newTally, type ProcessUse, summarize } from './report.ts';
+import { netOfRefunds, readLedgerCharges, readUsageLog, rowsWithoutRecords } from './usage-log.ts';
 import { printLogs, type ProcessSample, startTopology, type Topology } from './topology.ts';
 
 export interface RunHooks {
@@ -49,11 +50,11 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
     progress('stopping the APIs gracefully, then reading the ledger…');
     await topology.stopApis();
     const ledger = await readLedger(topology.databaseUrl);
+    progress('reading the usage log (every usage/ Parquet file of the bucket)…');
+    const [usageLog, ledgerCharges] = [await readUsageLog(topology.bucket), await readLedgerCharges(topology.databaseUrl)];
     const summary = summarize(tally, elapsedS);
     const faults = config.LOAD_FAULTS.length ? tracker.report(elapsedS, summary.routes.map((r) => r.name)) : undefined;
     const forgivable = faults?.forgivableMicro ?? new Map<string, number>();
-    // The per-request usage log (Parquet under `usage/` in the bucket) is not written on this branch yet: its invariants say so.
-    const usageLog = undefined;
     const report = {
       accounts: accounts.length,
       connections: config.LOAD_CONNECTIONS,
@@ -64,8 +65,8 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
       transportErrors: tally.transportErrors,
       ledger,
       invariants: [
-        usageLogEqualsReceived(usageLog, tally.costByAccount, forgivable),
-        usageLogEqualsLedger(usageLog, ledger.netByAccount),
+        usageLogEqualsReceived(netOfRefunds(usageLog.all.micro, ledgerCharges.refundsMicro), tally.costByAccount, forgivable),
+        usageLogEqualsLedger(usageLog.charged, ledgerCharges.charges, rowsWithoutRecords(ledgerCharges, usageLog)),
         ledgerEqualsReceived(ledger.netByAccount, tally.costByAccount, forgivable),
       ],
       faults,

@@ -15,6 +15,7 @@ import { basename, join } from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Redis } from 'ioredis';
 import { onServer } from '@uda/api/bench/support';
+import { createObjectStore, type ObjectStore } from '@uda/shared/object-store';
 import { freePort, type OwnPostgres, type OwnRedis, startPostgres, startRedis } from '@uda/test-support/own-servers';
 import { childEnv, type LoadConfig } from './config.ts';
 import type { FaultTargets } from './faults.ts';
@@ -53,6 +54,8 @@ export interface Topology {
   stop(): Promise<void>;
   /** What the faults act on (`faults.ts`); the servers are there only when the run started its own. */
   readonly targets: FaultTargets;
+  /** The run's bucket, as the APIs store into it (the usage log's files are read from it). */
+  readonly bucket: ObjectStore;
 }
 
 /** How each process started, to start it again after a fault. */
@@ -130,6 +133,7 @@ export async function startTopology(config: LoadConfig, onStop: (stop: () => Pro
     };
     return {
       targets,
+      bucket: openBucket(s3, dir),
       apiUrls: [first.url, second.url],
       adminUrl: first.adminUrl,
       adminToken,
@@ -194,6 +198,11 @@ async function s3Server(config: LoadConfig, start: Start, cleanups: Cleanup[]): 
     S3_REGION: 'us-east-1',
     S3_FORCE_PATH_STYLE: 'true',
   };
+}
+
+function openBucket(s3: Record<string, string>, dir: string): ObjectStore {
+  const { S3_BUCKET, S3_ENDPOINT, S3_REGION = 'us-east-1', S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY } = s3;
+  return createObjectStore({ S3_BUCKET, S3_ENDPOINT, S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_FORCE_PATH_STYLE: true, S3_PART_SIZE_MB: 16, DATA_DIR: dir });
 }
 
 /** s3rver in its own process (the bench's server script), so serving bytes has its own CPU time. */

@@ -18,6 +18,7 @@ import { RedisLimiterBackend } from '../limiter/redis.ts';
 import { Billing } from './billing.ts';
 import { exportWindow, sqlWindow } from './charge-keys.ts';
 import { RedisDeliveryTracker } from './deliveries-redis.ts';
+import { UsageLog } from './usage-log.ts';
 import { LEASE_TTL_MS, LeaseBook } from './leases.ts';
 import { Ledger } from './ledger.ts';
 import { RedisWallet } from './wallet-redis.ts';
@@ -94,4 +95,23 @@ describe('a Redis flushed mid-traffic', () => {
     expect(await accounts.balance(account.id)).toBe(deposited - reported);
     expect(await pods[0]!.balance(account.id)).toBe(deposited - reported);
   }, 60_000);
+
+  // Found by the load run with `redis-restart`: SQL window charges spent while Redis was away went
+  // to the ledger directly and had no usage record, so the usage log was lower than the ledger.
+  it('gives a charge written to the ledger directly (Redis unreachable) its usage record', async () => {
+    const accounts = new AccountStore(ctx.db);
+    const ledger = new Ledger(ctx.db, accounts);
+    const unreachable = new Redis({ port: await freePort(), host: '127.0.0.1', maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true });
+    const prefix = uniquePrefix();
+    const usage = new UsageLog({ store: { description: 'unused' } as never, retentionDays: 35 });
+    const billing = new Billing({ ledger, leases: new LeaseBook(ctx.db), wallet: new RedisWallet({ redis: unreachable, prefix }), deliveries: new RedisDeliveryTracker({ redis: unreachable, prefix }), usage });
+    const account = await accounts.create({ email: 'unreachable@example.com', tier: 'developer' });
+    await accounts.setGrant(account.id, 5_000_000);
+
+    const delivery = await billing.deliverOnce({ accountId: account.id, tier: account.tier }, { costMicro: 2 * ROW_MICRO });
+
+    expect(delivery.settlement.chargedMicro).toBe(2 * ROW_MICRO);
+    expect(usage.waiting).toBe(1);
+    unreachable.disconnect();
+  });
 });

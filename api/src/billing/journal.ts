@@ -125,6 +125,11 @@ export class Journal {
     return lateAccounts;
   }
 
+  /** A charge PostgreSQL acknowledged outside the journal (charged directly while the wallet's store failed): its usage record. */
+  directlyWritten(entry: JournalEntry): void {
+    this.#o.usage?.append([{ entry, ledgerKey: entry.key, late: false, forgiven: false }]);
+  }
+
   /** A charge whose lease settled before it arrived: on the buckets under `ledgerKey`, or forgiven. */
   async #late(entry: JournalEntry, ledgerKey: string): Promise<Written> {
     const { key, accountId, amountMicro, breakdown, requestId, queryId } = entry;

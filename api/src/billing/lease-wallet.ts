@@ -87,6 +87,8 @@ export class LeaseWallet {
     this.#o.balances.remember(payer.accountId, result.balanceMicro);
     if (!result.ok) throw insufficientCredit(result.balanceMicro, record.amountMicro);
     countCharge(this.#o.metrics, payer, spec, result.chargedMicro);
+    // No lease: the row is on the buckets under the charge's own key. A duplicate has its record already.
+    if (result.chargedMicro) this.#o.journal.directlyWritten({ ...record, accountId: payer.accountId, leaseId: '', window: false, keyId: payer.keyId, route: payer.route, at: Date.now() });
     return { chargedMicro: result.chargedMicro, balanceMicro: result.balanceMicro };
   }
 

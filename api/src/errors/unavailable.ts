@@ -37,10 +37,16 @@ export function isStoreUnavailable(error: unknown, depth = 0): boolean {
   if (typeof error !== 'object' || error === null || depth > 4) return false;
   const { code, message, cause, errors } = error as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
   if (typeof code === 'string' && (SOCKET_CODES.has(code) || PG_CODES.has(code) || code.startsWith('08'))) return true;
-  if (typeof message === 'string' && MESSAGES.some((pattern) => pattern.test(message))) return true;
+  if (typeof message === 'string' && MESSAGES.some((pattern) => pattern.test(message) || pattern.test(afterStatement(message)))) return true;
   // AggregateError (a host with several addresses refused them all), or a wrapped cause.
   if (Array.isArray(errors) && errors.some((inner) => isStoreUnavailable(inner, depth + 1))) return true;
   return isStoreUnavailable(cause, depth + 1);
+}
+
+/** knex puts the failed statement before the driver's message (`<sql> - <message>`): the message is after the last ` - `. */
+function afterStatement(message: string): string {
+  const at = message.lastIndexOf(' - ');
+  return at < 0 ? message : message.slice(at + 3);
 }
 
 export function storeUnavailable(): ApiError {

@@ -26,12 +26,15 @@ export function respArgs(values: readonly (string | number)[]): RespArgs {
   return { bytes: Buffer.from(values.map(bulk).join('')), count: values.length };
 }
 
-/** A command whose bytes are ready: ioredis queues it and parses its reply as any other. */
+/**
+ * A command whose bytes are ready: ioredis queues it and parses its reply as any other. Its replies
+ * are text, as `redis.call`'s are: a bare `Command` answers bulk strings as Buffers, and a rider's
+ * reply (the hold's lease id) goes on into a JSON batch for PostgreSQL.
+ */
 class PrebuiltCommand extends Command {
   readonly #bytes: Buffer;
 
   constructor(name: string, bytes: Buffer) {
-    // Text replies as strings, as ioredis's own script calls give them (the default is Buffers).
     super(name, [], { replyEncoding: 'utf8' });
     this.#bytes = bytes;
   }

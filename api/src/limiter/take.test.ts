@@ -79,6 +79,18 @@ describe('taking several counters at once', () => {
     expect(await scenario(new MemoryLimiterBackend(uniquePrefix()))).toEqual(expected);
   });
 
+  // The hold's rider answers its lease id, which billing writes to PostgreSQL as JSON: a Buffer
+  // there is `{"type":"Buffer",…}`, and the whole flush of that pod's charges fails on it.
+  it("hands the rider's reply over as text, as any ioredis command answers", async () => {
+    const client = new Redis(TEST_REDIS_URL);
+    clients.push(client);
+    const backend = new RedisLimiterBackend({ client, prefix: uniquePrefix() });
+    const burst = backend.counter({ name: 'burst', points: 3, durationS: 60 });
+    expect(await backend.ready(10_000)).toBe(true);
+    const { reply } = await backend.takeWith([{ counter: burst, key: 'ip' }], { lua: 'return {1, RA[1]}', keys: [], args: ['lease-1'] });
+    expect(reply).toEqual([1, 'lease-1']);
+  });
+
   it('keeps limiting on the insurance limiters while Redis is unreachable', async () => {
     const client = createRedisClient(`redis://127.0.0.1:${await freePort()}`);
     clients.push(client);
