@@ -42,7 +42,8 @@ let dataDir: string | undefined;
 let stopService: (() => Promise<void>) | undefined;
 afterAll(async () => {
   await stopService?.();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  // The service's processes may still store their last files (the usage log on SIGTERM) after the shell exits.
+  if (dataDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 });
   for (const file of WALKTHROUGH_FILES) await rm(file, { force: true });
 });
 

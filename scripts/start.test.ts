@@ -26,7 +26,8 @@ async function freePort(): Promise<number> {
 }
 
 afterAll(async () => {
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  // The service's processes may still store their last files (the usage log on SIGTERM) after the shell exits.
+  if (dataDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 });
 });
 
 describe('npm start', () => {
