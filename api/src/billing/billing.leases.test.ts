@@ -206,7 +206,8 @@ describe('an API process SIGKILLed under load', () => {
       }
     };
     const clients = Array.from({ length: 8 }, client);
-    while (received < 200) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Killed once the pod's journal has flushed at least once, so the ledger has something to check.
+    while (received < 200 || (await ledgerNet(accountId)) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     killed = true;
     await stopNode(child.child, 'SIGKILL');
     await Promise.all(clients);
