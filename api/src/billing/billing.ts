@@ -120,10 +120,16 @@ export class Billing {
     this.#writes = new PendingWrites(logger);
     this.#usage = options.usage;
     this.#journal = new Journal({ leases, ledger, usage: options.usage, onForgiven: options.onForgiven });
-    this.#balances = new Balances({ leases, wallet, logger, now, beforeRead: async (accountId) => {
+    this.#balances = new Balances({
+      leases,
+      wallet,
+      logger,
+      now,
+      beforeRead: async (accountId) => {
         await this.#holds.flushed();
         await this.#leaseWallet.takeSettled(accountId);
       },
+      unflushed: (accountId, leaseId) => this.#journal.unflushed(accountId, leaseId),
     });
     const writeRefund = (chargeKey: string) => this.#refunds.writeRefund(chargeKey);
     const sendReleases = () => this.#holds.send();
@@ -133,6 +139,7 @@ export class Billing {
     this.#holds = new Holds({
       wallet,
       refreshBuckets: (accountId) => this.#balances.refreshBuckets(accountId),
+      balance: (accountId) => this.#balances.balance(accountId),
       afterHold: (accountId, held, unspentMicro, holdMicro) => this.#leaseWallet.afterHold(accountId, held, unspentMicro, holdMicro),
       ttlMs: options.deliveryTtlMs ?? DELIVERY_TTL_MS,
       now,

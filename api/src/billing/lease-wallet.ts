@@ -97,12 +97,10 @@ export class LeaseWallet {
     for (let attempt = 0; attempt < SPEND_ATTEMPTS; attempt++) {
       const spent = await this.#o.wallet.spend(payer.accountId, record, rememberMs, marker);
       if (spent.ok) {
-        const buckets = spent.bucketsMicro ?? (await this.#o.balances.refreshBuckets(payer.accountId));
         const charged = spent.duplicate ? 0 : record.amountMicro;
         if (charged) this.record(payer, spent.leaseId, record, spec, rememberMs > 0);
         countCharge(this.#o.metrics, payer, spec, charged);
-        // The balance counts the open lease's holds too (other requests' lookups in flight).
-        const balanceMicro = buckets + spent.unspentMicro + spent.heldMicro;
+        const balanceMicro = await this.#balanceAfter(payer.accountId, spent);
         this.#o.balances.remember(payer.accountId, balanceMicro);
         this.#refillEarly(payer.accountId, spent.unspentMicro, record.amountMicro);
         return { chargedMicro: charged, balanceMicro };
@@ -115,6 +113,17 @@ export class LeaseWallet {
       else await this.#takeLease(payer.accountId, record.amountMicro, record.amountMicro);
     }
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
+  }
+
+  /**
+   * The balance a spend reports, from the spend's own step: the buckets plus the lease's unspent
+   * credit and its holds (other requests' lookups in flight). A wallet that lost part of its lease
+   * with Redis cannot tell it: then the balance is read (PostgreSQL's figure for the lease, less
+   * this pod's journal, this charge included).
+   */
+  async #balanceAfter(accountId: string, spent: { unspentMicro: number; heldMicro: number; bucketsMicro: number | undefined; whole: boolean }): Promise<number> {
+    if (!spent.whole) return this.#o.balances.balance(accountId);
+    return (spent.bucketsMicro ?? (await this.#o.balances.refreshBuckets(accountId))) + spent.unspentMicro + spent.heldMicro;
   }
 
   /**
@@ -166,9 +175,9 @@ export class LeaseWallet {
     const taken = await leases.take(accountId, (balanceMicro) => leaseSize({ costMicro, spendPerSecondMicro, balanceMicro }), costMicro);
     if (!taken.ok) {
       await wallet.storeBuckets(accountId, taken.buckets);
-      throw insufficientCredit(taken.buckets.micro + (await wallet.available(accountId)), costMicro);
+      throw insufficientCredit(taken.buckets.micro + (await this.#o.balances.leaseCredit(accountId)).micro, costMicro);
     }
-    await wallet.fund(accountId, taken.leaseId, taken.addedMicro, taken.buckets);
+    await wallet.fund(accountId, taken.leaseId, taken.addedMicro, taken.buckets, taken.part);
     if (this.#lastLease.size >= LAST_LEASES_MAX) this.#lastLease.clear();
     this.#lastLease.set(accountId, { micro: taken.addedMicro, at: now });
   }

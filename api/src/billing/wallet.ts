@@ -21,6 +21,11 @@
  *   expires and is reaped (`reapHolds`) as a release of nothing (its charge died with the pod's
  *   journal). Settling a lease first waits a moment for its holds, then `orphanHolds`: a later
  *   release of such a hold moves no credit (its charge reaches the ledger late, on the buckets).
+ * - A wallet knows whether it holds the whole of its lease. One that Redis lost holds nothing of it;
+ *   one funded anew by a later part of a lease it lost (a take extends the open lease) holds only
+ *   the parts since. Either way the lease's unspent credit is PostgreSQL's to tell (`available`
+ *   answers undefined, a spend or hold `whole: false`), until the lease settles and the next one is
+ *   funded from its first part.
  */
 import type { TakeRider } from '../limiter/types.ts';
 import type { Buckets, ChargeRecord } from './types.ts';
@@ -37,6 +42,8 @@ export type SpendResult =
       readonly heldMicro: number;
       readonly bucketsMicro: number | undefined;
       readonly duplicate: boolean;
+      /** The wallet holds the whole lease; false: part of it was lost with Redis (the balance is PostgreSQL's to tell). */
+      readonly whole: boolean;
     }
   /** Not spent: no wallet, a closed one (`closedLeaseId`: settle it first), or too little in it. */
   | { readonly ok: false; readonly closedLeaseId: string | undefined };
@@ -59,7 +66,7 @@ export interface HoldRequest {
 
 export type HoldResult =
   /** Held. `unspentMicro` + `heldMicro` (this hold included) + `bucketsMicro` is the balance before this request's charge. */
-  | { readonly ok: true; readonly leaseId: string; readonly unspentMicro: number; readonly heldMicro: number; readonly bucketsMicro: number | undefined }
+  | { readonly ok: true; readonly leaseId: string; readonly unspentMicro: number; readonly heldMicro: number; readonly bucketsMicro: number | undefined; readonly whole: boolean }
   /** Not held; `leased`: the wallet has an open lease (it was short, not empty of any lease). */
   | { readonly ok: false; readonly leased: boolean };
 
@@ -74,8 +81,11 @@ export interface Wallet {
   readonly local: boolean;
   /** With `marker`: a fresh spend also sets that re-read marker to the record's key, in the same step. */
   spend(accountId: string, record: ChargeRecord, rememberMs?: number, marker?: PaidMarker): Promise<SpendResult>;
-  /** Adds a lease's new credit; opens the wallet on it when it holds no open lease. Stores the buckets too. */
-  fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets): Promise<void>;
+  /**
+   * Adds a lease's new credit, its part number `part` (0: the lease's first); opens the wallet on
+   * the lease when it holds another or none, whole only from the first part. Stores the buckets too.
+   */
+  fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets, part: number): Promise<void>;
   /** Returns a refunded charge's amount to the wallet, if the lease is still the open one. */
   credit(accountId: string, leaseId: string, micro: number): Promise<void>;
   /** No more spending on `leaseId`. */
@@ -94,9 +104,12 @@ export interface Wallet {
   forgetPaid(accountId: string, name: string): Promise<void>;
   /** Whether the window key `key` was spent (remembered for `rememberMs` after its spend). */
   spent(accountId: string, key: string): Promise<boolean>;
-  /** The spendable credit plus the holds of the open lease: the wallet's part of the balance. */
-  available(accountId: string): Promise<number>;
-  /** The whole balance from the buckets the wallet stored (as a spend reports it); undefined when none are stored. */
+  /**
+   * The spendable credit plus the holds of the open lease: the wallet's part of the balance (0 once
+   * closed). Undefined when the wallet does not hold the whole lease (none, or lost with Redis).
+   */
+  available(accountId: string): Promise<number | undefined>;
+  /** The whole balance from the buckets the wallet stored (as a spend reports it); undefined when none are stored or the wallet is not whole. */
   storedBalance(accountId: string): Promise<number | undefined>;
   /**
    * The hold and the releases as a rider of the request's counter call (one round trip for both);
@@ -137,6 +150,8 @@ function markerId(accountId: string, name: string): string {
 
 interface MemoryAccount {
   leaseId?: string;
+  /** Opened on a later part of its lease: the earlier parts were lost (a restarted process). */
+  partial: boolean;
   open: boolean;
   unspentMicro: number;
   heldMicro: number;
@@ -163,7 +178,7 @@ export class MemoryWallet implements Wallet {
 
   #account(accountId: string): MemoryAccount {
     let account = this.#accounts.get(accountId);
-    if (!account) this.#accounts.set(accountId, (account = { open: false, unspentMicro: 0, heldMicro: 0 }));
+    if (!account) this.#accounts.set(accountId, (account = { partial: false, open: false, unspentMicro: 0, heldMicro: 0 }));
     return account;
   }
 
@@ -171,21 +186,22 @@ export class MemoryWallet implements Wallet {
     const a = this.#account(accountId);
     const bucketsMicro = a.buckets?.micro;
     const previous = rememberMs > 0 ? this.#remembered(record.key) : undefined;
-    if (previous) return { ok: true, leaseId: previous, unspentMicro: a.open ? a.unspentMicro : 0, heldMicro: a.open ? a.heldMicro : 0, bucketsMicro, duplicate: true };
+    const whole = Boolean(a.leaseId) && !a.partial;
+    if (previous) return { ok: true, leaseId: previous, unspentMicro: a.open ? a.unspentMicro : 0, heldMicro: a.open ? a.heldMicro : 0, bucketsMicro, duplicate: true, whole };
     if (!a.open || !a.leaseId || a.unspentMicro < record.amountMicro) return { ok: false, closedLeaseId: a.open ? undefined : a.leaseId };
     a.unspentMicro -= record.amountMicro;
     if (rememberMs > 0) remember(this.#keys, record.key, a.leaseId, rememberMs);
     if (marker) await this.markPaid(accountId, marker, record.key);
-    return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, heldMicro: a.heldMicro, bucketsMicro, duplicate: false };
+    return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, heldMicro: a.heldMicro, bucketsMicro, duplicate: false, whole };
   }
 
-  async fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets): Promise<void> {
+  async fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets, part: number): Promise<void> {
     const a = this.#account(accountId);
     if (a.leaseId === leaseId) {
       if (a.open) a.unspentMicro += addMicro;
     } else {
       // The previous lease was settled, its holds orphaned first.
-      Object.assign(a, { leaseId, open: true, unspentMicro: addMicro, heldMicro: 0 });
+      Object.assign(a, { leaseId, partial: part > 0, open: true, unspentMicro: addMicro, heldMicro: 0 });
     }
     await this.storeBuckets(accountId, buckets);
   }
@@ -231,14 +247,16 @@ export class MemoryWallet implements Wallet {
     return this.#remembered(key) !== undefined;
   }
 
-  async available(accountId: string): Promise<number> {
+  async available(accountId: string): Promise<number | undefined> {
     const a = this.#accounts.get(accountId);
-    return a?.open ? a.unspentMicro + a.heldMicro : 0;
+    if (!a?.leaseId || a.partial) return undefined;
+    return a.open ? a.unspentMicro + a.heldMicro : 0;
   }
 
   async storedBalance(accountId: string): Promise<number | undefined> {
     const buckets = this.#accounts.get(accountId)?.buckets;
-    return buckets && buckets.micro + (await this.available(accountId));
+    const available = await this.available(accountId);
+    return buckets && available !== undefined ? buckets.micro + available : undefined;
   }
 
   holdRider(): undefined {
@@ -255,7 +273,7 @@ export class MemoryWallet implements Wallet {
     a.unspentMicro -= hold.amountMicro;
     a.heldMicro += hold.amountMicro;
     this.#holds.set(hold.key, { accountId, leaseId: a.leaseId, amountMicro: hold.amountMicro, expiresAtMs: hold.expiresAtMs });
-    return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, heldMicro: a.heldMicro, bucketsMicro: a.buckets?.micro };
+    return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, heldMicro: a.heldMicro, bucketsMicro: a.buckets?.micro, whole: !a.partial };
   }
 
   async release(releases: readonly Release[]): Promise<void> {
