@@ -120,16 +120,11 @@ export class Billing {
     this.#writes = new PendingWrites(logger);
     this.#usage = options.usage;
     this.#journal = new Journal({ leases, ledger, usage: options.usage, onForgiven: options.onForgiven });
-    this.#balances = new Balances({
-      leases,
-      wallet,
-      logger,
-      now,
-      beforeRead: async (accountId) => {
+    const unflushed = (accountId: string, leaseId: string) => this.#journal.unflushed(accountId, leaseId);
+    this.#balances = new Balances({ leases, wallet, logger, now, unflushed, beforeRead: async (accountId) => {
         await this.#holds.flushed();
         await this.#leaseWallet.takeSettled(accountId);
       },
-      unflushed: (accountId, leaseId) => this.#journal.unflushed(accountId, leaseId),
     });
     const writeRefund = (chargeKey: string) => this.#refunds.writeRefund(chargeKey);
     const sendReleases = () => this.#holds.send();

@@ -15,7 +15,7 @@ import type { ChargeSpec, Payer, Settlement } from './types.ts';
 import { type LeaseBook, leaseSize, spendPerSecond } from './leases.ts';
 import type { Ledger } from './ledger.ts';
 import { type PendingWrites, countCharge } from './pending-writes.ts';
-import type { ChargeRecord, PaidMarker, Wallet } from './wallet.ts';
+import type { ChargeRecord, PaidMarker, SpendResult, Wallet } from './wallet.ts';
 
 /** A spend that finds its wallet short takes (or extends) a lease and tries again, this often. */
 const SPEND_ATTEMPTS = 5;
@@ -115,13 +115,8 @@ export class LeaseWallet {
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
   }
 
-  /**
-   * The balance a spend reports, from the spend's own step: the buckets plus the lease's unspent
-   * credit and its holds (other requests' lookups in flight). A wallet that lost part of its lease
-   * with Redis cannot tell it: then the balance is read (PostgreSQL's figure for the lease, less
-   * this pod's journal, this charge included).
-   */
-  async #balanceAfter(accountId: string, spent: { unspentMicro: number; heldMicro: number; bucketsMicro: number | undefined; whole: boolean }): Promise<number> {
+  /** A spend's balance: buckets, unspent and holds from its own step; read whole when the wallet lost part of its lease with Redis. */
+  async #balanceAfter(accountId: string, spent: Extract<SpendResult, { ok: true }>): Promise<number> {
     if (!spent.whole) return this.#o.balances.balance(accountId);
     return (spent.bucketsMicro ?? (await this.#o.balances.refreshBuckets(accountId))) + spent.unspentMicro + spent.heldMicro;
   }
