@@ -16,7 +16,8 @@ import { sqlWindow } from './charge-keys.ts';
 import { MemoryDeliveryTracker } from './deliveries.ts';
 import { LEASE_TTL_MS, LeaseBook, leaseSize } from './leases.ts';
 import { Ledger } from './ledger.ts';
-import { MemoryWallet, type Wallet } from './wallet.ts';
+import { MemoryWallet } from './wallet-memory.ts';
+import type { Wallet } from './wallet.ts';
 import { RedisWallet } from './wallet-redis.ts';
 
 let ctx: TestContext;
