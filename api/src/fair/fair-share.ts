@@ -16,7 +16,7 @@ import { RunnerError } from '@uda/shared/runner-contract';
 import {
   addressBudgetMessage,
   budgetMessage,
-  budgetSpent,
+  type BudgetWindow,
   budgetWindowOf,
   concurrencyMessage,
   type FairShareLimits,
@@ -56,15 +56,16 @@ export class FairShare {
   /** Runs `work` (one runner call that may execute SQL) within the caller's share. */
   async run<T>(caller: FairCaller, work: () => Promise<T>): Promise<T> {
     const budgets = await this.#budgetsOf(caller);
-    await this.#checkBudget(caller, budgets);
-    const token = await this.#hold(caller);
+    const token = await this.#start(caller, budgets);
     try {
       return await work();
     } catch (error) {
       await this.#spend(budgets, error);
       throw error;
     } finally {
-      await this.#options.store.release(caller.accountId, token);
+      // Not awaited: the release leaves with the request's next Redis call (its delivery's begin),
+      // no round trip of its own; it is sent before the answer, so the caller's next query finds it.
+      void this.#options.store.release(caller.accountId, token);
     }
   }
 
@@ -80,32 +81,33 @@ export class FairShare {
     return address === undefined ? [caller.accountId] : [caller.accountId, `address:${address}`];
   }
 
-  async #checkBudget(caller: FairCaller, budgets: string[]): Promise<void> {
-    const { limits, store } = this.#options;
-    const now = Date.now();
-    const window = budgetWindowOf(now, limits.budgetWindowS);
-    const [own, address = 0] = await Promise.all(budgets.map((key) => store.spent(key, window.id)));
-    const message = budgetSpent(own!, caller.tier, limits)
-      ? budgetMessage(caller.tier, limits, window)
-      : address >= limits.addressBudgetSeconds * 1000
-        ? addressBudgetMessage(limits, window)
-        : undefined;
-    if (message === undefined) return;
-    throw new ApiError(ErrorCode.RUNNER_BUDGET_EXCEEDED, { message }, { 'Retry-After': String(secondsUntil(window.resetsAtMs, now)) });
-  }
-
-  async #hold(caller: FairCaller): Promise<string> {
+  /**
+   * The budgets' check, then one of the caller's concurrent-query tokens, waited for at most
+   * `waitMs`: each try is one store call that checks the budgets and takes the token together.
+   */
+  async #start(caller: FairCaller, budgets: string[]): Promise<string> {
     const { limits, store, callTimeoutMs } = this.#options;
     const limit = limits.concurrent[caller.tier];
     const ttlMs = callTimeoutMs + TOKEN_SLACK_MS;
     const giveUpAt = Date.now() + limits.waitMs;
     for (;;) {
-      const token = await store.tryHold(caller.accountId, limit, ttlMs);
-      if (token) return token;
+      const now = Date.now();
+      const window = budgetWindowOf(now, limits.budgetWindowS);
+      const caps = budgets.map((key, i) => ({ key, window: window.id, capMs: i === 0 ? limits.budgetSeconds[caller.tier] * 1000 : limits.addressBudgetSeconds * 1000 }));
+      const started = await store.start(caller.accountId, limit, ttlMs, caps);
+      if (started.spentBudget !== undefined) throw this.#budgetRefusal(caller, started.spentBudget, window, now);
+      if (started.token) return started.token;
       if (Date.now() + POLL_MS > giveUpAt) break;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
     throw new ApiError(ErrorCode.QUERY_CONCURRENCY_LIMITED, { message: concurrencyMessage(caller.tier, limits) }, { 'Retry-After': String(CONCURRENCY_RETRY_AFTER_S) });
+  }
+
+  /** The 429 of a spent budget: the account's own (index 0), or its sign-up address's. */
+  #budgetRefusal(caller: FairCaller, spentBudget: number, window: BudgetWindow, now: number): ApiError {
+    const { limits } = this.#options;
+    const message = spentBudget === 0 ? budgetMessage(caller.tier, limits, window) : addressBudgetMessage(limits, window);
+    return new ApiError(ErrorCode.RUNNER_BUDGET_EXCEEDED, { message }, { 'Retry-After': String(secondsUntil(window.resetsAtMs, now)) });
   }
 
   async #spend(budgets: string[], error: unknown): Promise<void> {
