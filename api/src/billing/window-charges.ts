@@ -77,13 +77,15 @@ export class WindowCharges {
       const current = await this.#window(payer, window, marked);
       if (current.paid && !options.carriesBytes) return this.#freeRead(payer, current.key);
       const id = randomUUID();
-      if (!(await this.#begin(current.key, id))) {
+      // A paid window's balance readout goes in the begin's round trip (it does not depend on it).
+      const [begun, readout] = await Promise.all([this.#begin(current.key, id), current.paid ? this.#uncharged(payer) : undefined]);
+      if (!begun) {
         await sleep(WAIT_FOR_REFUND_MS);
         continue;
       }
       let settlement: Settlement;
       try {
-        settlement = current.paid ? await this.#uncharged(payer) : (await this.#charge(payer, current.key, options)).settlement;
+        settlement = readout ?? (await this.#charge(payer, current.key, options)).settlement;
       } catch (error) {
         await this.#release(payer, current.key, id);
         throw error;
