@@ -118,16 +118,20 @@ async function storedOrRun(services: SqlServices, caller: SqlCaller, run: RunQue
     const paid = await stored(services, run.queryId, run.format);
     if (paid) return paid;
   }
+  // The caller's fair share is decided before any runner slot is taken (DECISIONS §4). Its first
+  // try is sent with the checks, so it leaves in their write (one round trip); it counts only if they pass.
+  const fair = services.fairShare.firstTry(caller);
+  fair.catch(() => undefined);
   let undo: Undo | void;
   try {
     undo = await hooks.beforeExecute?.();
   } catch (refusal) {
+    services.fairShare.drop(fair);
     const response = await stored(services, run.queryId, run.format);
     if (!response) throw refusal;
     return response;
   }
-  // The caller's fair share is decided before any runner slot is taken (DECISIONS §4).
-  const response = await services.fairShare.run(caller, () => services.runners.runQuery(run, hooks.signal)).catch(async (error: unknown) => {
+  const response = await services.fairShare.run(caller, () => services.runners.runQuery(run, hooks.signal), fair).catch(async (error: unknown) => {
     const failure = sqlFailure(error);
     if (neverRan(failure)) await undo?.();
     throw failure;
