@@ -59,6 +59,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@uda/shared/logger';
+import type { TakeRider } from '../limiter/types.ts';
 import type { Metrics } from '../metrics.ts';
 import { Balances } from './balances.ts';
 import { type WindowSpec, lookupChargeKey } from './charge-keys.ts';
@@ -261,6 +262,11 @@ export class Billing {
   /** The charge key of a stored result of this query the payer paid for in the last 5 minutes: a hint, never a charge decision. */
   paidSqlResult(payer: Payer, queryId: string): Promise<string | undefined> {
     return this.#windows.paidSqlResult(payer, queryId);
+  }
+
+  /** `paidSqlResult` as a rider of the request's counter call (its reply: the charge key, or ''); undefined: read it alone. */
+  paidSqlRider(payer: Payer, queryId: string): TakeRider | undefined {
+    return this.#leaseWallet.paidMarkerRider(payer.accountId, queryId);
   }
 
   /** A response under a window's charge (a SQL result, an export file): `WindowCharges.deliver`. */

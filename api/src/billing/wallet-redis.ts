@@ -85,6 +85,9 @@ local function releaseAll(prefix, args, from)
   for i = from, #args, 3 do release(prefix, args[i], args[i + 1], tonumber(args[i + 2])) end
 end`;
 
+// A re-read marker read in a request's counter call: '' for none (a nil would end the reply's list).
+const MARKER_RIDER = `return redis.call('GET', RK[1]) or ''`;
+
 // The rider of a request's counter call (`TakeRider`): first the releases it carries, then, unless a
 // counter refused the request, the hold. RK: wallet, holds, hold expiries. RA: prefix, account, key,
 // amount, expiry, releases… Returns {1, lease, unspent, held, bal|''} or {0, lease if open but short|''}.
@@ -203,6 +206,10 @@ export class RedisWallet implements Wallet {
 
   async paidMarker(accountId: string, name: string): Promise<string | undefined> {
     return (await this.#redis.get(this.#marker(accountId, name))) ?? undefined;
+  }
+
+  paidMarkerRider(accountId: string, name: string): TakeRider {
+    return { lua: MARKER_RIDER, keys: [this.#marker(accountId, name)], args: [] };
   }
 
   async markPaid(accountId: string, marker: PaidMarker, chargeKey: string): Promise<void> {

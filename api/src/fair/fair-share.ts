@@ -74,7 +74,9 @@ export class FairShare {
   /** A first try whose run never came: its token goes back (with the request's next Redis call). */
   drop(first: Promise<FairTry>): void {
     void first.then(
-      (tried) => tried.started.token && this.#options.store.release(tried.caller.accountId, tried.started.token),
+      async ({ caller, started }) => {
+        if (started.token) await this.#options.store.release(caller.accountId, started.token);
+      },
       () => undefined,
     );
   }

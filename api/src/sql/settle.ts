@@ -8,6 +8,7 @@ import type { Delivery } from '../billing/billing.ts';
 import { payerOf, setCreditHeaders } from '../billing/http.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
+import { type RouteGuard, applyGuards } from '../middleware/counters/index.ts';
 import { consumeDailyCap } from '../middleware/daily-cap/index.ts';
 import type { Services } from '../services.ts';
 import type { RunSqlHooks, SqlCaller, SqlResult } from './run-sql.ts';
@@ -27,12 +28,33 @@ export function sqlCallerOf(req: Request): SqlCaller {
 export function sqlHooks(services: Services, req: Request, res: Response): RunSqlHooks {
   return {
     signal: clientGone(res),
-    alreadyPaid: (queryId) => services.billing.paidSqlResult(sqlCallerOf(req), queryId),
+    takeLimits: () => applyGuards(services.limiterBackend, [services.guards.burst], req, res),
+    alreadyPaid: (queryId) => paidWithBurst(services, req, res, queryId),
     beforeExecute: async () => {
       await services.billing.requireCredit(sqlCallerOf(req));
       return consumeDailyCap(services.guards.exportCapOptions, req, res);
     },
   };
+}
+
+/**
+ * The re-read marker, read in the Redis call that takes the request's burst count (the SQL routes
+ * leave it to their handler, `burstInHandler`): one round trip for both. Without the rider's reply
+ * (Redis down, a wallet in this process) the marker is read alone, as before.
+ */
+async function paidWithBurst(services: Services, req: Request, res: Response, queryId: string): Promise<string | undefined> {
+  const caller = sqlCallerOf(req);
+  const rider = services.billing.paidSqlRider(caller, queryId);
+  let marker: unknown;
+  const readMarker: RouteGuard = () => ({
+    rider,
+    apply: async (reply: unknown) => {
+      marker = reply;
+    },
+  });
+  await applyGuards(services.limiterBackend, [services.guards.burst, readMarker], req, res);
+  if (typeof marker !== 'string') return services.billing.paidSqlResult(caller, queryId);
+  return marker === '' ? undefined : marker;
 }
 
 /** Aborts when the client's connection closes before the answer was sent: its query is then stopped. */
