@@ -129,13 +129,19 @@ export class WindowCharges {
    * charged first (then that charge stands: this delivery now holds it, so it cannot be refunded).
    * A duplicate is checked against the ledger too, for a tracker that fell back to this process
    * (Redis down) and cannot know another pod's refund. Undefined: fall back to the ledger read.
+   * The begin and the spend leave in one write (one round trip), the begin first, so Redis registers
+   * the delivery before the charge; a key the tracker refuses was spent before, so the wallet
+   * remembers it and the spend is a duplicate (`#refusedFirst` undoes one that was not).
    */
   async #deliverFirst(payer: Payer, window: WindowSpec, options: WindowOptions): Promise<Delivery | undefined> {
     const key = windowChargeKey(window.base, 0);
     const id = randomUUID();
-    if (!(await this.#begin(key, id))) return undefined;
+    const beginning = this.#begin(key, id);
+    const charging = this.#charge(payer, key, options);
+    charging.catch(() => undefined);
+    if (!(await beginning)) return this.#refusedFirst(payer, key, options, charging);
     try {
-      const { settlement, duplicate } = await this.#charge(payer, key, options);
+      const { settlement, duplicate } = await charging;
       if (duplicate && (await this.#o.ledger.refunded(key))) {
         await this.#o.deliveries.release(key, id);
         return undefined;
@@ -145,6 +151,22 @@ export class WindowCharges {
       await this.#release(payer, key, id);
       throw error;
     }
+  }
+
+  /**
+   * The tracker refused the first key (it is being or was refunded) while its spend went out in the
+   * same write. That spend found the key remembered, a duplicate; should the wallet have forgotten
+   * it (its data lost), the charge and the marker it set are taken back, as no delivery stands on it.
+   */
+  async #refusedFirst(payer: Payer, key: string, options: WindowOptions, charging: Promise<{ duplicate: boolean; settlement: Settlement }>): Promise<undefined> {
+    const charged = await charging.then(
+      ({ duplicate, settlement }) => !duplicate && settlement.chargedMicro > 0,
+      () => false,
+    );
+    if (!charged) return undefined;
+    if (options.queryId !== undefined) await this.#o.leaseWallet.forgetPaid(payer.accountId, options.queryId);
+    await this.#o.leaseWallet.refund(payer.accountId, key);
+    return undefined;
   }
 
   /**
