@@ -5,6 +5,7 @@
  * is counted; a charged lookup's release then rides on the next request's call (DECISIONS §3 "Holds").
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
 import type { TestApi } from '@uda/test-support/api-harness';
 import { TEST_REDIS_URL } from '@uda/test-support/api-harness';
 import { type CountingRedisProxy, countingRedisProxy } from '@uda/test-support/redis-proxy';
@@ -45,6 +46,16 @@ async function roundTrips(path: string, key?: string, method = 'GET', body?: str
   } finally {
     stack.ctx.db.off('query', count);
   }
+}
+
+/** Whether `condition` holds within `boundMs`, asked every 50 ms. */
+async function until(condition: () => Promise<boolean>, boundMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + boundMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
 }
 
 /** A charged `POST /api/v1/query`. */
@@ -120,8 +131,18 @@ describe('Redis round trips per request', () => {
       // one script) in one write; the delivery's begin with the spend (which sets the marker) in one
       // write, the fair share's end leaving with them; the delivery's end. A re-read: the burst
       // counters with the marker; the delivery's begin with the balance it reports (the wallet's
-      // stored buckets); the delivery's end.
-      expect({ run: run.trips, reread: reread.trips }).toEqual({ run: 4, reread: 3 });
+      // stored buckets); its end leaves with the pod's next write.
+      expect({ run: run.trips, reread: reread.trips }).toEqual({ run: 4, reread: 2 });
+      // The re-read's end took no round trip of its own, but it does reach Redis (with the pod's next
+      // write, or by itself at most 250 ms later): then no delivery of the account is left in flight.
+      const open = `${api.services.config.REDIS_KEY_PREFIX}dlv-open`;
+      // Read on a client of its own, past the proxy: nothing the API sends is held or counted by it.
+      const redis = new Redis(TEST_REDIS_URL);
+      try {
+        expect(await until(async () => (await redis.zcard(open)) === 0)).toBe(true);
+      } finally {
+        redis.disconnect();
+      }
     });
   });
 });

@@ -14,6 +14,7 @@ import { utcDay } from '../quota.ts';
 import { type BytesDelivered, DELIVERED_BYTES_TTL_MS, PARTIAL_REFUNDS_PER_DAY, PARTIAL_REFUNDS_TTL_MS, bytesToStand, carriesBytes } from './bytes-delivered.ts';
 import { accountOfChargeKey, windowBaseOf } from './charge-keys.ts';
 import { DELIVERY_STATE_TTL_MS, type DeliveryTracker } from './deliveries.ts';
+import { sendWithNextWrite } from '../limiter/redis.ts';
 import { type Script, runScript, script } from './redis-scripts.ts';
 
 // Claims a charge's refund (its state is unset and no delivery is in flight). A partial refund takes
@@ -152,8 +153,9 @@ export class RedisDeliveryTracker implements DeliveryTracker {
     await this.#run(TOUCH, chargeKey, deliveryId, expiresAtMs);
   }
 
-  async complete(chargeKey: string, deliveryId: string): Promise<void> {
-    await this.#run(COMPLETE, chargeKey, deliveryId, 0);
+  async complete(chargeKey: string, deliveryId: string, withNextWrite = false): Promise<void> {
+    if (!withNextWrite) return void (await this.#run(COMPLETE, chargeKey, deliveryId, 0));
+    await new Promise((resolve, reject) => sendWithNextWrite(this.#redis, () => this.#run(COMPLETE, chargeKey, deliveryId, 0).then(resolve, reject)));
   }
 
   async release(chargeKey: string, deliveryId: string): Promise<void> {

@@ -25,8 +25,11 @@ export interface DeliveryTracker {
   begin(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<boolean>;
   /** Renews a long delivery's entry. */
   touch(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<void>;
-  /** The delivery went out whole: the charge stands from now on. */
-  complete(chargeKey: string, deliveryId: string): Promise<void>;
+  /**
+   * The delivery went out whole: the charge stands from now on. `withNextWrite`: the step may wait
+   * for the store's next call to leave with (a delivery under a charge that was paid before it).
+   */
+  complete(chargeKey: string, deliveryId: string, withNextWrite?: boolean): Promise<void>;
   /** The delivery never carried the charge (the charge was refused): forget it, decide nothing. */
   release(chargeKey: string, deliveryId: string): Promise<void>;
   /**
@@ -191,8 +194,8 @@ export class ResilientDeliveryTracker implements DeliveryTracker {
     return this.#either((t) => t.touch(chargeKey, deliveryId, expiresAtMs));
   }
 
-  complete(chargeKey: string, deliveryId: string): Promise<void> {
-    return this.#either((t) => t.complete(chargeKey, deliveryId));
+  complete(chargeKey: string, deliveryId: string, withNextWrite?: boolean): Promise<void> {
+    return this.#either((t) => t.complete(chargeKey, deliveryId, withNextWrite));
   }
 
   release(chargeKey: string, deliveryId: string): Promise<void> {

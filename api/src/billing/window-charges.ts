@@ -90,7 +90,7 @@ export class WindowCharges {
         await this.#release(payer, current.key, id);
         throw error;
       }
-      return this.#delivery(current.key, id, settlement, options.sizeBytes);
+      return this.#delivery(current.key, id, settlement, options.sizeBytes, current.paid);
     }
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
   }
@@ -216,8 +216,14 @@ export class WindowCharges {
     return { settlement, chargeKey: key, holdsCharge: false, complete: async () => undefined, abandon: async () => settlement, sent: () => undefined };
   }
 
-  /** A registered delivery, renewed while it runs, ended once; of a file of `sizeBytes`, it reports the bytes it sent. */
-  #delivery(chargeKey: string, id: string, settlement: Settlement, sizeBytes: number | undefined): Delivery {
+  /**
+   * A registered delivery, renewed while it runs, ended once; of a file of `sizeBytes`, it reports
+   * the bytes it sent. Under a charge paid before it (`paidBefore`, a re-read), its end leaves with
+   * the pod's next Redis call (at most 250 ms later): meanwhile it still counts as in flight, which
+   * only keeps the charge from a refund. A pod killed meanwhile leaves it to expire in flight; then
+   * the charge stands if another delivery under it completed, or is refunded: never charged twice.
+   */
+  #delivery(chargeKey: string, id: string, settlement: Settlement, sizeBytes: number | undefined, paidBefore = false): Delivery {
     const { deliveries, writes, refunds, ttlMs, now } = this.#o;
     let ended = false;
     let span: ByteSpan | undefined;
@@ -235,7 +241,7 @@ export class WindowCharges {
       chargeKey,
       holdsCharge: true,
       complete: async () => {
-        if (end()) await writes.track(deliveries.complete(chargeKey, id));
+        if (end()) await writes.track(deliveries.complete(chargeKey, id, paidBefore));
       },
       abandon: async () => {
         const delivered = sizeBytes === undefined || !span ? undefined : { span, sizeBytes };
