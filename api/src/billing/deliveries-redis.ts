@@ -155,7 +155,9 @@ export class RedisDeliveryTracker implements DeliveryTracker {
 
   async complete(chargeKey: string, deliveryId: string, withNextWrite = false): Promise<void> {
     if (!withNextWrite) return void (await this.#run(COMPLETE, chargeKey, deliveryId, 0));
-    await new Promise((resolve, reject) => sendWithNextWrite(this.#redis, () => this.#run(COMPLETE, chargeKey, deliveryId, 0).then(resolve, reject)));
+    await new Promise((resolve, reject) => {
+      sendWithNextWrite(this.#redis, () => void this.#run(COMPLETE, chargeKey, deliveryId, 0).then(resolve, reject));
+    });
   }
 
   async release(chargeKey: string, deliveryId: string): Promise<void> {
