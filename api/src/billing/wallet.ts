@@ -88,10 +88,7 @@ export interface Wallet {
   openLeases(): Promise<{ accountId: string; leaseId: string }[]>;
   /** The charge key a live re-read marker names; undefined when there is none (never set, expired, forgotten or lost). */
   paidMarker(accountId: string, name: string): Promise<string | undefined>;
-  /**
-   * `paidMarker` as a rider of the request's counter call (its reply: the charge key, or '' for
-   * none); undefined for a wallet in this process, which is read with `paidMarker` instead.
-   */
+  /** `paidMarker` as a rider of a counter call (reply: the charge key, '' for none); undefined: read it alone. */
   paidMarkerRider(accountId: string, name: string): TakeRider | undefined;
   /** Sets a re-read marker without a spend (a result that costs nothing). */
   markPaid(accountId: string, marker: PaidMarker, chargeKey: string): Promise<void>;
