@@ -126,13 +126,13 @@ describe('Redis round trips per request', () => {
       expect(reread.res.headers.get('x-credit-cost')).toBe('0');
       expect(reread.res.headers.get('x-service-cached')).toBe('true');
       expect(reread.statements).toEqual([]);
-      // Not the 2 and 1 of DECISIONS §3 yet. A new run: the burst counters with the re-read marker
-      // (one script); the daily cap with the fair share's start (its budgets' check and its token,
-      // one script) in one write; the delivery's begin with the spend (which sets the marker) in one
-      // write, the fair share's end leaving with them; the delivery's end. A re-read: the burst
-      // counters with the marker; the delivery's begin with the balance it reports (the wallet's
-      // stored buckets); its end leaves with the pod's next write.
-      expect({ run: run.trips, reread: reread.trips }).toEqual({ run: 4, reread: 2 });
+      // A new run (not yet the 2 of DECISIONS §3): the burst counters with the re-read marker (one
+      // script); the daily cap with the fair share's start (its budgets' check and its token, one
+      // script) in one write; the delivery's begin with the spend (which sets the marker) in one
+      // write, the fair share's end leaving with them; the delivery's end. A paid re-read: the burst
+      // counters, the marker, the delivery's begin on the charge it names and the balance it reports
+      // in one script; its end leaves with the pod's next write.
+      expect({ run: run.trips, reread: reread.trips }).toEqual({ run: 4, reread: 1 });
       // The re-read's end took no round trip of its own, but it does reach Redis (with the pod's next
       // write, or by itself at most 250 ms later): then no delivery of the account is left in flight.
       const open = `${api.services.config.REDIS_KEY_PREFIX}dlv-open`;

@@ -59,7 +59,6 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@uda/shared/logger';
-import type { TakeRider } from '../limiter/types.ts';
 import type { Metrics } from '../metrics.ts';
 import { Balances } from './balances.ts';
 import { type WindowSpec, lookupChargeKey } from './charge-keys.ts';
@@ -71,12 +70,12 @@ import type { LeaseBook } from './leases.ts';
 import type { Ledger } from './ledger.ts';
 import { PendingWrites, countCharge } from './pending-writes.ts';
 import { Refunds } from './refunds.ts';
-import type { BalanceReadout, ChargeSpec, Delivery, Payer, WindowOptions } from './types.ts';
+import type { BalanceReadout, ChargeSpec, Delivery, PaidSqlRead, Payer, WindowOptions } from './types.ts';
 import type { UsageLog } from './usage-log.ts';
 import type { Wallet } from './wallet.ts';
 import { WindowCharges } from './window-charges.ts';
 
-export type { BalanceReadout, ChargeSpec, Delivery, Payer, Settlement, WindowOptions } from './types.ts';
+export type { BalanceReadout, BegunDelivery, ChargeSpec, Delivery, PaidSqlRead, Payer, Settlement, WindowOptions } from './types.ts';
 export type { Hold, HoldPlan } from './holds.ts';
 
 export interface BillingOptions {
@@ -264,9 +263,9 @@ export class Billing {
     return this.#windows.paidSqlResult(payer, queryId);
   }
 
-  /** `paidSqlResult` as a rider of the request's counter call (its reply: the charge key, or ''); undefined: read it alone. */
-  paidSqlRider(payer: Payer, queryId: string): TakeRider | undefined {
-    return this.#leaseWallet.paidMarkerRider(payer.accountId, queryId);
+  /** `paidSqlResult` in the request's counter call, a paid re-read's delivery begun with it (`WindowCharges.paidSqlRead`). */
+  paidSqlRead(payer: Payer, queryId: string): PaidSqlRead {
+    return this.#windows.paidSqlRead(payer, queryId);
   }
 
   /** A response under a window's charge (a SQL result, an export file): `WindowCharges.deliver`. */

@@ -18,11 +18,17 @@
  */
 import { type ByteSpan, type BytesDelivered, PARTIAL_REFUNDS_PER_DAY, bytesToStand, carriesBytes, coveredBytes, mergeSpans } from './bytes-delivered.ts';
 import { accountOfChargeKey, windowBaseOf } from './charge-keys.ts';
+import type { BeginPart } from './reread-rider.ts';
 import { utcDay } from '../quota.ts';
 
 export interface DeliveryTracker {
   /** Registers a delivery; false when the charge is being (or was) refunded. */
   begin(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<boolean>;
+  /**
+   * `begin` as a part of a paid re-read's counter call, on the charge its marker names
+   * (`reread-rider.ts`); undefined: not on this tracker's store now (in-process, or Redis failing).
+   */
+  beginRider?(deliveryId: string, expiresAtMs: number): BeginPart | undefined;
   /** Renews a long delivery's entry. */
   touch(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<void>;
   /**
@@ -188,6 +194,10 @@ export class ResilientDeliveryTracker implements DeliveryTracker {
 
   begin(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<boolean> {
     return this.#either((t) => t.begin(chargeKey, deliveryId, expiresAtMs));
+  }
+
+  beginRider(deliveryId: string, expiresAtMs: number): BeginPart | undefined {
+    return this.#failing ? undefined : this.#primary.beginRider?.(deliveryId, expiresAtMs);
   }
 
   touch(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<void> {

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import type { TakeRider } from '../limiter/types.ts';
+import type { BeginPart } from './reread-rider.ts';
 import type { Metrics } from '../metrics.ts';
 import { type Balances, insufficientCredit } from './balances.ts';
 import type { Journal } from './journal.ts';
@@ -211,8 +212,8 @@ export class LeaseWallet {
   }
 
   /** `paidMarker` as a rider of the request's counter call; undefined for a wallet in this process. */
-  paidMarkerRider(accountId: string, name: string): TakeRider | undefined {
-    return this.#o.wallet.paidMarkerRider(accountId, name);
+  paidMarkerRider(accountId: string, name: string, begin?: BeginPart): TakeRider | undefined {
+    return this.#o.wallet.paidMarkerRider(accountId, name, begin);
   }
 
   /** Sets a re-read marker for a result that cost nothing; a failed store leaves none (the slow way). */

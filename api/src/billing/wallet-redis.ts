@@ -12,6 +12,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { TakeRider } from '../limiter/types.ts';
+import { type BeginPart, REREAD_RIDER } from './reread-rider.ts';
 import { type Script, runScript, script } from './redis-scripts.ts';
 import type { Buckets, ChargeRecord, HoldRequest, HoldResult, PaidMarker, Release, SpendResult, Wallet } from './wallet.ts';
 
@@ -208,8 +209,9 @@ export class RedisWallet implements Wallet {
     return (await this.#redis.get(this.#marker(accountId, name))) ?? undefined;
   }
 
-  paidMarkerRider(accountId: string, name: string): TakeRider {
-    return { lua: MARKER_RIDER, keys: [this.#marker(accountId, name)], args: [] };
+  paidMarkerRider(accountId: string, name: string, begin?: BeginPart): TakeRider {
+    if (!begin) return { lua: MARKER_RIDER, keys: [this.#marker(accountId, name)], args: [] };
+    return { lua: REREAD_RIDER, keys: [this.#marker(accountId, name), this.#wallet(accountId), ...begin.keys], args: begin.args };
   }
 
   async markPaid(accountId: string, marker: PaidMarker, chargeKey: string): Promise<void> {

@@ -10,7 +10,8 @@ import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Balances } from './balances.ts';
-import type { Delivery, Payer, Settlement, WindowOptions } from './types.ts';
+import type { Delivery, PaidSqlRead, Payer, Settlement, WindowOptions } from './types.ts';
+import { rereadReplyOf } from './reread-rider.ts';
 import type { ByteSpan } from './bytes-delivered.ts';
 import { type WindowSpec, windowBaseOf, windowChargeKey } from './charge-keys.ts';
 import { DELIVERY_STATE_TTL_MS, type DeliveryTracker } from './deliveries.ts';
@@ -63,12 +64,35 @@ export class WindowCharges {
   }
 
   /**
+   * `paidSqlResult` in the request's counter call: with a marker, the same script begins the
+   * response's delivery on the charge it names and reads the balance to report (`reread-rider.ts`),
+   * so a paid re-read makes no other round trip. Without a tracker on Redis, the marker alone.
+   */
+  paidSqlRead(payer: Payer, queryId: string): PaidSqlRead {
+    const deliveryId = randomUUID();
+    const begin = this.#o.deliveries.beginRider?.(deliveryId, this.#o.now() + this.#o.ttlMs);
+    return {
+      rider: this.#o.leaseWallet.paidMarkerRider(payer.accountId, queryId, begin),
+      read: (reply) => {
+        if (typeof reply === 'string') return reply ? { paidKey: reply } : {};
+        const read = rereadReplyOf(reply);
+        if (!read) return undefined;
+        const begun = read.begun ? { deliveryId, ...(read.balanceMicro === undefined ? {} : { balanceMicro: read.balanceMicro }) } : undefined;
+        return { ...(read.paidKey === undefined ? {} : { paidKey: read.paidKey }), ...(begun ? { begun } : {}) };
+      },
+      release: (paidKey, begun) => this.#o.deliveries.release(paidKey, begun.deliveryId),
+    };
+  }
+
+  /**
    * A response under a window's charge (a SQL result, an export file). Registers the delivery
    * before charging, so no other delivery's break can refund the charge this one stands on; then
    * charges when the window is not paid yet. When the window's charge is being refunded, it waits
    * for the refund and charges under the next key.
    */
   async deliver(payer: Payer, window: WindowSpec, options: WindowOptions): Promise<Delivery> {
+    const begun = await this.#begunRead(payer, window, options);
+    if (begun) return begun;
     const first = options.madeResult && options.carriesBytes && window.lengthMs === undefined ? await this.#deliverFirst(payer, window, options) : undefined;
     if (first) return first;
     for (let attempt = 0; attempt < WINDOW_ATTEMPTS; attempt++) {
@@ -93,6 +117,22 @@ export class WindowCharges {
       return this.#delivery(current.key, id, settlement, options.sizeBytes, current.paid);
     }
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
+  }
+
+  /**
+   * The delivery a paid re-read's first call began (`paidSqlRead`), when its marker's charge is this
+   * window's and the response carries bytes. Otherwise that delivery is ended, deciding nothing (not
+   * awaited: it leaves in the write of the steps that follow), and the window is found as before.
+   */
+  async #begunRead(payer: Payer, window: WindowSpec, options: WindowOptions): Promise<Delivery | undefined> {
+    const { begun, paidKey } = options;
+    if (!begun || paidKey === undefined) return undefined;
+    if (!options.carriesBytes || windowBaseOf(paidKey) !== window.base) {
+      void this.#o.writes.track(this.#o.deliveries.release(paidKey, begun.deliveryId));
+      return undefined;
+    }
+    const balanceMicro = begun.balanceMicro ?? (await this.#uncharged(payer)).balanceMicro;
+    return this.#delivery(paidKey, begun.deliveryId, { chargedMicro: 0, balanceMicro }, options.sizeBytes, true);
   }
 
   /**

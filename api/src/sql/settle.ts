@@ -4,7 +4,7 @@
  * charges, the rest report 0 and `X-Service-Cached: true`. The charge itself is `Billing`'s.
  */
 import type { Request, Response } from 'express';
-import type { Delivery } from '../billing/billing.ts';
+import type { BegunDelivery, Delivery, PaidSqlRead } from '../billing/billing.ts';
 import { payerOf, setCreditHeaders } from '../billing/http.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
@@ -44,17 +44,31 @@ export function sqlHooks(services: Services, req: Request, res: Response): RunSq
  */
 async function paidWithBurst(services: Services, req: Request, res: Response, queryId: string): Promise<string | undefined> {
   const caller = sqlCallerOf(req);
-  const rider = services.billing.paidSqlRider(caller, queryId);
-  let marker: unknown;
+  const paid = services.billing.paidSqlRead(caller, queryId);
+  let reply: unknown;
   const readMarker: RouteGuard = () => ({
-    rider,
-    apply: async (reply: unknown) => {
-      marker = reply;
+    rider: paid.rider,
+    apply: async (answer: unknown) => {
+      reply = answer;
     },
   });
   await applyGuards(services.limiterBackend, [services.guards.burst, readMarker], req, res);
-  if (typeof marker !== 'string') return services.billing.paidSqlResult(caller, queryId);
-  return marker === '' ? undefined : marker;
+  const read = paid.read(reply);
+  if (!read) return services.billing.paidSqlResult(caller, queryId);
+  const { paidKey, begun } = read;
+  if (paidKey !== undefined && begun) keepBegun(req, res, paid, paidKey, begun);
+  return paidKey;
+}
+
+/** Deliveries a paid re-read's first call began, by request, until `deliverSql` takes them. */
+const begunOf = new WeakMap<Request, BegunDelivery>();
+
+/** Keeps `begun` for the response's delivery; one no response took (the request failed first) is ended. */
+function keepBegun(req: Request, res: Response, paid: PaidSqlRead, paidKey: string, begun: BegunDelivery): void {
+  begunOf.set(req, begun);
+  res.once('close', () => {
+    if (begunOf.get(req) === begun) void paid.release(paidKey, begun).catch(() => undefined);
+  });
 }
 
 /** Aborts when the client's connection closes before the answer was sent: its query is then stopped. */
@@ -69,6 +83,8 @@ export function clientGone(res: Response): AbortSignal {
 /** Charges the window if nobody has yet, and sets the billing headers of this response. */
 export async function deliverSql(services: Services, req: Request, res: Response, result: SqlResult): Promise<Delivery> {
   const { usage } = result;
+  const begun = begunOf.get(req);
+  begunOf.delete(req);
   const delivery = await services.billing.deliverWindow(sqlCallerOf(req), result.window, {
     costMicro: usage.costMicro,
     breakdown: usage.breakdown,
@@ -77,6 +93,7 @@ export async function deliverSql(services: Services, req: Request, res: Response
     priceClass: usage.priceClass,
     madeResult: !result.cached,
     ...(result.paidKey !== undefined ? { paidKey: result.paidKey } : {}),
+    ...(begun && result.paidKey !== undefined ? { begun } : {}),
   });
   const charged = delivery.settlement.chargedMicro > 0;
   const shown = charged ? usage : FREE_USAGE;
