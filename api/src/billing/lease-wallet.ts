@@ -8,8 +8,7 @@ import type { Logger } from '@uda/shared/logger';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
-import type { TakeRider } from '../limiter/types.ts';
-import type { BeginPart } from './reread-rider.ts';
+import type { BeginPart, PaidMarkerRider } from './reread-rider.ts';
 import type { Metrics } from '../metrics.ts';
 import { type Balances, insufficientCredit } from './balances.ts';
 import type { Journal } from './journal.ts';
@@ -212,7 +211,7 @@ export class LeaseWallet {
   }
 
   /** `paidMarker` as a rider of the request's counter call; undefined for a wallet in this process. */
-  paidMarkerRider(accountId: string, name: string, begin?: BeginPart): TakeRider | undefined {
+  paidMarkerRider(accountId: string, name: string, begin?: BeginPart): PaidMarkerRider | undefined {
     return this.#o.wallet.paidMarkerRider(accountId, name, begin);
   }
 

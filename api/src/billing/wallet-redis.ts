@@ -12,7 +12,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { TakeRider } from '../limiter/types.ts';
-import { type BeginPart, REREAD_RIDER } from './reread-rider.ts';
+import { type BeginPart, type PaidMarkerRider, REREAD_RIDER, type RereadReply, rereadFieldsOf } from './reread-rider.ts';
 import { type Script, runScript, script } from './redis-scripts.ts';
 import type { Buckets, ChargeRecord, HoldRequest, HoldResult, PaidMarker, Release, SpendResult, Wallet } from './wallet.ts';
 
@@ -88,6 +88,15 @@ end`;
 
 // A re-read marker read in a request's counter call: '' for none (a nil would end the reply's list).
 const MARKER_RIDER = `return redis.call('GET', RK[1]) or ''`;
+
+/** The wallet's fields its stored balance reads, here and in a paid re-read's first call (`reread-rider.ts`). */
+const BALANCE_FIELDS = ['open', 'unspent', 'held', 'bal'];
+
+/** The whole balance from the stored buckets and the open lease's part; undefined when no buckets are stored. */
+function storedBalanceOf([open, unspent, held, bal]: readonly (string | null | undefined)[]): number | undefined {
+  if (bal === null || bal === undefined) return undefined;
+  return Number(bal) + (open === '1' ? Number(unspent) + Number(held ?? 0) : 0);
+}
 
 // The rider of a request's counter call (`TakeRider`): first the releases it carries, then, unless a
 // counter refused the request, the hold. RK: wallet, holds, hold expiries. RA: prefix, account, key,
@@ -209,9 +218,16 @@ export class RedisWallet implements Wallet {
     return (await this.#redis.get(this.#marker(accountId, name))) ?? undefined;
   }
 
-  paidMarkerRider(accountId: string, name: string, begin?: BeginPart): TakeRider {
-    if (!begin) return { lua: MARKER_RIDER, keys: [this.#marker(accountId, name)], args: [] };
-    return { lua: REREAD_RIDER, keys: [this.#marker(accountId, name), this.#wallet(accountId), ...begin.keys], args: begin.args };
+  paidMarkerRider(accountId: string, name: string, begin?: BeginPart): PaidMarkerRider {
+    const marker = this.#marker(accountId, name);
+    if (!begin) return { lua: MARKER_RIDER, keys: [marker], args: [], read: (reply) => (typeof reply === 'string' ? { ...(reply ? { paidKey: reply } : {}), begun: false } : undefined) };
+    const read = (reply: unknown): RereadReply | undefined => {
+      const fields = rereadFieldsOf(reply);
+      if (!fields?.marker) return fields && { begun: false };
+      const balanceMicro = storedBalanceOf(fields.fields);
+      return { paidKey: fields.marker, begun: fields.begun, ...(balanceMicro === undefined ? {} : { balanceMicro }) };
+    };
+    return { lua: REREAD_RIDER, keys: [marker, this.#wallet(accountId), ...begin.keys], args: [...begin.args, ...BALANCE_FIELDS], read };
   }
 
   async markPaid(accountId: string, marker: PaidMarker, chargeKey: string): Promise<void> {
@@ -232,9 +248,7 @@ export class RedisWallet implements Wallet {
   }
 
   async storedBalance(accountId: string): Promise<number | undefined> {
-    const [open, unspent, held, bal] = await this.#redis.hmget(this.#wallet(accountId), 'open', 'unspent', 'held', 'bal');
-    if (bal === null) return undefined;
-    return Number(bal) + (open === '1' ? Number(unspent) + Number(held ?? 0) : 0);
+    return storedBalanceOf(await this.#redis.hmget(this.#wallet(accountId), ...BALANCE_FIELDS));
   }
 
   holdRider(accountId: string, hold: HoldRequest, releases: readonly Release[]): TakeRider {

@@ -23,7 +23,7 @@
  *   release of such a hold moves no credit (its charge reaches the ledger late, on the buckets).
  */
 import type { TakeRider } from '../limiter/types.ts';
-import type { BeginPart } from './reread-rider.ts';
+import type { BeginPart, PaidMarkerRider } from './reread-rider.ts';
 import type { Buckets, ChargeRecord } from './types.ts';
 
 export type { Buckets, ChargeRecord, PendingCharge } from './types.ts';
@@ -90,7 +90,7 @@ export interface Wallet {
   /** The charge key a live re-read marker names; undefined when there is none (never set, expired, forgotten or lost). */
   paidMarker(accountId: string, name: string): Promise<string | undefined>;
   /** `paidMarker` as a rider of a counter call (reply: the charge key, '' for none); undefined: read it alone. */
-  paidMarkerRider(accountId: string, name: string, begin?: BeginPart): TakeRider | undefined;
+  paidMarkerRider(accountId: string, name: string, begin?: BeginPart): PaidMarkerRider | undefined;
   /** Sets a re-read marker without a spend (a result that costs nothing). */
   markPaid(accountId: string, marker: PaidMarker, chargeKey: string): Promise<void>;
   /** Removes a re-read marker (its charge is being refunded). */

@@ -11,7 +11,6 @@ import { ErrorCode } from '../errors/codes.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Balances } from './balances.ts';
 import type { Delivery, PaidSqlRead, Payer, Settlement, WindowOptions } from './types.ts';
-import { rereadReplyOf } from './reread-rider.ts';
 import type { ByteSpan } from './bytes-delivered.ts';
 import { type WindowSpec, windowBaseOf, windowChargeKey } from './charge-keys.ts';
 import { DELIVERY_STATE_TTL_MS, type DeliveryTracker } from './deliveries.ts';
@@ -71,11 +70,11 @@ export class WindowCharges {
   paidSqlRead(payer: Payer, queryId: string): PaidSqlRead {
     const deliveryId = randomUUID();
     const begin = this.#o.deliveries.beginRider?.(deliveryId, this.#o.now() + this.#o.ttlMs);
+    const rider = this.#o.leaseWallet.paidMarkerRider(payer.accountId, queryId, begin);
     return {
-      rider: this.#o.leaseWallet.paidMarkerRider(payer.accountId, queryId, begin),
+      rider,
       read: (reply) => {
-        if (typeof reply === 'string') return reply ? { paidKey: reply } : {};
-        const read = rereadReplyOf(reply);
+        const read = rider?.read(reply);
         if (!read) return undefined;
         const begun = read.begun ? { deliveryId, ...(read.balanceMicro === undefined ? {} : { balanceMicro: read.balanceMicro }) } : undefined;
         return { ...(read.paidKey === undefined ? {} : { paidKey: read.paidKey }), ...(begun ? { begun } : {}) };
