@@ -65,7 +65,8 @@ export class WindowCharges {
   /**
    * `paidSqlResult` in the request's counter call: with a marker, the same script begins the
    * response's delivery on the charge it names and reads the balance to report (`reread-rider.ts`),
-   * so a paid re-read makes no other round trip. Without a tracker on Redis, the marker alone.
+   * so a paid re-read makes no other round trip. Without a tracker on Redis, the marker alone. A
+   * begun delivery whose reply was lost (Redis failed after running it) expires in flight by itself.
    */
   paidSqlRead(payer: Payer, queryId: string): PaidSqlRead {
     const deliveryId = randomUUID();
