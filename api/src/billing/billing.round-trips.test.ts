@@ -3,6 +3,7 @@
  * batch the API wrote to Redis before awaiting replies (one `data` chunk from the API's side of the
  * connection). The billing timers are stopped, so nothing but the request talks to Redis while it
  * is counted; a charged lookup's release then rides on the next request's call (DECISIONS §3 "Holds").
+ * `DEBUG_TRIPS=1` prints each request's batches, one command a line (the proxy's `log`).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
