@@ -120,10 +120,10 @@ export class Journal {
     const batch = (this.#batch ??= this.#nextBatch());
     const unwritten = await this.#o.leases.writeJournal(batch.rows, batch.outbox);
     const first = batch.attempts++ === 0;
+    // `written` by the statement, their records with them; `outside` it (again, late): their records go with the next flush.
     const written: Written[] = [];
-    const lateAccounts = new Set<string>();
-    // Written by the statement, with their records; the others were acknowledged outside it.
     const outside: Written[] = [];
+    const lateAccounts = new Set<string>();
     for (const [rowKey, entries] of batch.members) {
       const status = unwritten.get(rowKey);
       if (status === 'taken' && first && entries[0]!.window) {
