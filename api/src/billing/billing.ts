@@ -294,8 +294,8 @@ export class Billing {
    * cut responses to end their deliveries (a socket's close event comes a few loop turns later),
    * abandons any still open after `waitMs` (their connections are gone; each reports the bytes it
    * had sent), and waits for every refund and completion to be written. Then writes the pending
-   * lookups, and settles the leases of a wallet that lives in this process (a Redis wallet's leases
-   * stay for the other pods).
+   * lookups, settles the leases of a wallet that lives in this process (a Redis wallet's leases
+   * stay for the other pods), and stores the usage log: a failure is logged, its records wait in PostgreSQL.
    */
   async drain(waitMs = 2_000): Promise<void> {
     const open = this.#windows.open;
@@ -307,6 +307,6 @@ export class Billing {
     await this.#leaseWallet.flush();
     await this.#refunds.retryOwed();
     await this.#leaseWallet.settleLocal();
-    await this.storeUsage();
+    await this.track(this.storeUsage()).catch(() => undefined);
   }
 }
