@@ -45,7 +45,6 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
     await until.done; // a fault that failed to inject fails the run
     const processes = processUse(before, [...topology.sample(), driverSample()]);
     const [loadAverage = NaN] = loadavg();
-    await leasesSettledAfterRedisLoss(config, progress);
     progress('reading every balance from the API and admin…');
     const balances = await checkBalances(topology.apiUrls[0]!, topology.adminUrl, topology.adminToken, accounts, (await settledLedger(topology.databaseUrl)).netByAccount);
     progress('stopping the APIs gracefully, then reading the ledger…');
@@ -156,21 +155,4 @@ async function readLedger(databaseUrl: string): Promise<Ledger> {
     refunds: total('refunds'),
     netByAccount: new Map(rows.map((row) => [row.account_id, Number(row.net)])),
   };
-}
-
-/** Faults that lose what Redis held, the credit leases' wallets among it. */
-const REDIS_LOSSES: readonly string[] = ['redis-flush', 'redis-restart', 'redis-down'];
-/** A lease's life (`LEASE_TTL_MS` in billing, 30 s) and two of the reconciler's 5 s rounds that settle it. */
-const LEASE_SETTLED_S = 40;
-
-/**
- * After a Redis loss, a lease's unspent credit is out of every readout until the lease settles
- * (its wallet went with Redis; the lease in PostgreSQL holds it): balances read low, never high,
- * for up to one lease life (docs/billing.md). The balances are read once that has passed, so the
- * check says whether they come back true; how long they read low is the known gap, not checked here.
- */
-async function leasesSettledAfterRedisLoss(config: LoadConfig, progress: (line: string) => void): Promise<void> {
-  if (!config.LOAD_FAULTS.some((fault) => REDIS_LOSSES.includes(fault))) return;
-  progress(`waiting ${LEASE_SETTLED_S} s for the leases open at the Redis loss to settle…`);
-  await new Promise((resolve) => setTimeout(resolve, LEASE_SETTLED_S * 1000));
 }

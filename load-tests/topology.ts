@@ -184,8 +184,12 @@ async function ownServers(cleanups: Cleanup[]): Promise<{ redis: OwnRedis; postg
 
 async function s3Server(config: LoadConfig, start: Start, cleanups: Cleanup[]): Promise<Record<string, string>> {
   // A fault needs an s3rver it can stop (s3-down) and the run's own servers everywhere.
-  const endpoint = (config.LOAD_FAULTS.length === 0 && config.S3_ENDPOINT) || (await startS3rver(start, cleanups));
-  const credentials = { accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY };
+  const useGiven = config.LOAD_FAULTS.length === 0 && config.S3_ENDPOINT;
+  const endpoint = useGiven || (await startS3rver(start, cleanups));
+  // The given keys belong to the given server (Swift's in CI); s3rver knows only its own.
+  const credentials = useGiven
+    ? { accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY }
+    : { accessKeyId: S3RVER_KEY, secretAccessKey: S3RVER_KEY };
   const bucket = `uda-load-${randomBytes(4).toString('hex')}`;
   const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials });
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
@@ -204,6 +208,9 @@ function openBucket(s3: Record<string, string>, dir: string): ObjectStore {
   const { S3_BUCKET, S3_ENDPOINT, S3_REGION = 'us-east-1', S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY } = s3;
   return createObjectStore({ S3_BUCKET, S3_ENDPOINT, S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_FORCE_PATH_STYLE: true, S3_PART_SIZE_MB: 16, DATA_DIR: dir });
 }
+
+/** The one key pair s3rver accepts. */
+const S3RVER_KEY = 'S3RVER';
 
 /** s3rver in its own process (the bench's server script), so serving bytes has its own CPU time. */
 async function startS3rver(start: Start, cleanups: Cleanup[]): Promise<string> {

@@ -2,6 +2,9 @@
  * The one balance (rule 7 in `billing.ts`; DECISIONS §3 "One balance"): the buckets in PostgreSQL
  * plus the unspent credit of the open lease, and the short-lived cache of positive balances that
  * the up-front 402 trusts (rule 4). Every readout (headers, admin, the dashboard) goes through here.
+ * The lease's unspent credit is the wallet's (one Redis read) while the wallet holds the whole
+ * lease; when it does not (Redis lost it, or is unreachable) it is PostgreSQL's: what settling the
+ * lease now would return (`LeaseBook.openOwed`), less this pod's charges not written yet.
  */
 import type { Logger } from '@uda/shared/logger';
 import { ApiError } from '../errors/api-error.ts';
@@ -20,7 +23,13 @@ interface BalanceParts {
   balanceMicro: number;
   grantMicro: number;
   topoffMicro: number;
-  unspentMicro: number;
+  lease: LeaseCredit;
+}
+
+/** The open lease's unspent credit; `owed`: what of it returns to each bucket, when PostgreSQL told it. */
+interface LeaseCredit {
+  micro: number;
+  owed?: { grantMicro: number; topoffMicro: number };
 }
 
 export class Balances {
@@ -29,11 +38,21 @@ export class Balances {
   readonly #logger: Logger | undefined;
   readonly #now: () => number;
   readonly #beforeRead: (accountId: string) => Promise<void>;
+  readonly #unflushed: (accountId: string, leaseId: string) => number;
   /** accountId → a positive balance this pod saw, for the up-front 402 only (`requireCredit`). */
   readonly #positive = new Map<string, { micro: number; at: number }>();
 
-  constructor(options: { leases: LeaseBook; wallet: Wallet; logger?: Logger; now: () => number; beforeRead?: (accountId: string) => Promise<void> }) {
+  /** `unflushed`: what this pod charged under a lease that PostgreSQL has not acknowledged (its journal). */
+  constructor(options: {
+    leases: LeaseBook;
+    wallet: Wallet;
+    logger?: Logger;
+    now: () => number;
+    beforeRead?: (accountId: string) => Promise<void>;
+    unflushed?: (accountId: string, leaseId: string) => number;
+  }) {
     this.#beforeRead = options.beforeRead ?? (async () => {});
+    this.#unflushed = options.unflushed ?? (() => 0);
     this.#leases = options.leases;
     this.#wallet = options.wallet;
     this.#logger = options.logger;
@@ -62,9 +81,10 @@ export class Balances {
    */
   async readout(accountId: string): Promise<BalanceReadout> {
     const parts = await this.#parts(accountId);
-    const lease = parts.unspentMicro ? await this.#leases.openParts(accountId) : undefined;
-    const leasedTopoff = Math.min(parts.unspentMicro, lease?.topoffMicro ?? 0);
-    return { balanceMicro: parts.balanceMicro, grantMicro: parts.grantMicro + parts.unspentMicro - leasedTopoff, topoffMicro: parts.topoffMicro + leasedTopoff };
+    const unspent = parts.lease.micro;
+    const lease = parts.lease.owed ?? (unspent ? await this.#leases.openParts(accountId) : undefined);
+    const leasedTopoff = Math.min(unspent, lease?.topoffMicro ?? 0);
+    return { balanceMicro: parts.balanceMicro, grantMicro: parts.grantMicro + unspent - leasedTopoff, topoffMicro: parts.topoffMicro + leasedTopoff };
   }
 
   /** The one definition of the balance, with its parts; the buckets go to the wallet for lookups to report. */
@@ -73,14 +93,24 @@ export class Balances {
     // releases (a lookup's true charge) are sent first, and its lease take of the account (credit
     // moving from PostgreSQL to Redis in two steps) is waited for.
     await this.#beforeRead(accountId);
-    const [buckets, unspentMicro] = await Promise.all([this.#readBuckets(accountId), this.orWhileWalletFails(this.#wallet.available(accountId), 0)]);
-    return { balanceMicro: buckets.micro + unspentMicro, grantMicro: buckets.grantMicro, topoffMicro: buckets.topoffMicro, unspentMicro };
+    const [buckets, lease] = await Promise.all([this.#readBuckets(accountId), this.leaseCredit(accountId)]);
+    return { balanceMicro: buckets.micro + lease.micro, grantMicro: buckets.grantMicro, topoffMicro: buckets.topoffMicro, lease };
   }
 
   /**
-   * While the wallet's store fails (Redis down), reads of it answer `fallback`: the balance then
-   * leaves out the unspent lease credit (it comes back when the lease settles), and nothing else
-   * that needs only PostgreSQL fails with it.
+   * The open lease's unspent credit, its holds included: the wallet's while it holds the whole
+   * lease (no PostgreSQL read); PostgreSQL's when it does not (lost with Redis, or Redis down).
+   */
+  async leaseCredit(accountId: string): Promise<LeaseCredit> {
+    const fromWallet = await this.orWhileWalletFails(this.#wallet.available(accountId), undefined);
+    if (fromWallet !== undefined) return { micro: fromWallet };
+    const owed = await this.#leases.openOwed(accountId, (leaseId) => this.#unflushed(accountId, leaseId));
+    return owed ? { micro: owed.grantMicro + owed.topoffMicro, owed } : { micro: 0 };
+  }
+
+  /**
+   * While the wallet's store fails (Redis down), reads of it answer `fallback`, so nothing that
+   * needs only PostgreSQL fails with it (the balance then reads the lease from PostgreSQL).
    */
   async orWhileWalletFails<T>(call: Promise<T>, fallback: T): Promise<T> {
     try {

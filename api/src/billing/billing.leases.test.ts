@@ -19,7 +19,8 @@ import { sqlWindow } from './charge-keys.ts';
 import { MemoryDeliveryTracker } from './deliveries.ts';
 import { LEASE_TTL_MS, LeaseBook, leaseSize } from './leases.ts';
 import { Ledger } from './ledger.ts';
-import { MemoryWallet, type Wallet } from './wallet.ts';
+import { MemoryWallet } from './wallet-memory.ts';
+import type { Wallet } from './wallet.ts';
 import { RedisWallet } from './wallet-redis.ts';
 
 let ctx: TestContext;
@@ -214,6 +215,7 @@ describe('an API process SIGKILLed under load', () => {
     };
     const clients = Array.from({ length: 8 }, client);
     // Killed once its journal has flushed at least once, so the ledger holds charges of it to check.
+    while (received < 200 || (await ledgerNet(accountId)) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     while (received < 200 || (await ledgerNet(accountId)) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     killed = true;
     await stopNode(child.child, 'SIGKILL');

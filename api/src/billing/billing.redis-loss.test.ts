@@ -96,6 +96,52 @@ describe('a Redis flushed mid-traffic', () => {
     expect(await pods[0]!.balance(account.id)).toBe(deposited - reported);
   }, 60_000);
 
+  it('reports deposits − ledger right after the loss, in every readout and in the next held and spent lookups (the lost wallet’s credit from PostgreSQL)', async () => {
+    const accounts = new AccountStore(ctx.db);
+    const leases = new LeaseBook(ctx.db);
+    const prefix = uniquePrefix();
+    const pod = () => new Billing({ ledger: new Ledger(ctx.db, accounts), leases, wallet: new RedisWallet({ redis, prefix }), deliveries: new RedisDeliveryTracker({ redis, prefix }), holdWaitMs: 50 });
+    const pods = [pod(), pod()];
+    const limiter = new RedisLimiterBackend({ client: redis, prefix });
+    const account = await accounts.create({ email: 'readouts@example.com', tier: 'developer' });
+    const deposited = 5_000_000;
+    await accounts.setGrant(account.id, deposited);
+    const payer = { accountId: account.id, tier: account.tier };
+    const depositsLessLedger = async () => {
+      for (const billing of pods) await billing.flush();
+      return deposited - Number((await ctx.db('ledger').where({ account_id: account.id }).whereIn('kind', ['charge', 'refund']).sum<{ s: string | null }[]>({ s: 'amount_micro' }))[0]?.s ?? 0);
+    };
+    const heldLookup = async (billing: Billing) => {
+      const plan = billing.planHold(payer, HELD_ROWS * ROW_MICRO);
+      const hold = await plan.made(plan.rider ? (await limiter.takeWith([], plan.rider)).reply : undefined);
+      return (await billing.deliverOnce(payer, { costMicro: 3 * ROW_MICRO }, hold)).settlement;
+    };
+    for (const billing of pods) await heldLookup(billing);
+    await pods[1]!.deliverOnce(payer, { costMicro: 2 * ROW_MICRO });
+    await pods[0]!.sendReleases();
+    // The journals are written: what the lease's wallet held is exactly known before it is lost.
+    const before = await depositsLessLedger();
+
+    await redis.flushall();
+    for (const billing of pods) expect(await billing.balance(account.id)).toBe(before);
+    expect((await pods[0]!.readout(account.id)).balanceMicro).toBe(before);
+
+    // The next lookups fund a wallet anew from a later part of the same lease: it holds only that part.
+    const spent = (await pods[0]!.deliverOnce(payer, { costMicro: 2 * ROW_MICRO })).settlement;
+    // A pod's readouts count its own charges not written yet; another pod's once its flush wrote them.
+    await pods[0]!.flush();
+    const held = await heldLookup(pods[1]!);
+    await pods[1]!.sendReleases();
+    expect([spent.chargedMicro, held.chargedMicro]).toEqual([2 * ROW_MICRO, 3 * ROW_MICRO]);
+    const after = await depositsLessLedger();
+    expect(after).toBe(before - 5 * ROW_MICRO);
+    expect(spent.balanceMicro).toBe(before - 2 * ROW_MICRO);
+    expect(held.balanceMicro).toBe(after);
+    for (const billing of pods) expect(await billing.balance(account.id)).toBe(after);
+    const readout = await pods[1]!.readout(account.id);
+    expect([readout.balanceMicro, readout.grantMicro + readout.topoffMicro]).toEqual([after, after]);
+  });
+
   // Found by the load run with `redis-restart`: SQL window charges spent while Redis was away went
   // to the ledger directly and had no usage record, so the usage log was lower than the ledger.
   it('gives a charge written to the ledger directly (Redis unreachable) its usage record', async () => {

@@ -40,7 +40,8 @@
  *    buckets + unspent lease credit = deposits − Σ charges + Σ refunds (charges still in a journal
  *    count as charges), and after every lease is settled the buckets alone say so.
  *    `X-Credits-Remaining` is the buckets (as PostgreSQL last reported them, with a version so an
- *    older report never wins) plus the wallet's unspent credit, read in the spend's own step. A
+ *    older report never wins) plus the wallet's unspent credit, read in the spend's own step (read
+ *    whole instead, the lease's part from PostgreSQL, when the wallet lost part of it with Redis). A
  *    window charge (SQL, export) is spent from the same wallet under its window's key, which the
  *    wallet remembers as long as the tracker remembers the charge (a key is never spent twice);
  *    its refund writes its record to the ledger first, then refunds it under its lease.
@@ -120,7 +121,8 @@ export class Billing {
     this.#writes = new PendingWrites(logger);
     this.#usage = options.usage;
     this.#journal = new Journal({ leases, ledger, usage: options.usage, onForgiven: options.onForgiven });
-    this.#balances = new Balances({ leases, wallet, logger, now, beforeRead: async (accountId) => {
+    const unflushed = (accountId: string, leaseId: string) => this.#journal.unflushed(accountId, leaseId);
+    this.#balances = new Balances({ leases, wallet, logger, now, unflushed, beforeRead: async (accountId) => {
         await this.#holds.flushed();
         await this.#leaseWallet.takeSettled(accountId);
       },
@@ -133,6 +135,7 @@ export class Billing {
     this.#holds = new Holds({
       wallet,
       refreshBuckets: (accountId) => this.#balances.refreshBuckets(accountId),
+      balance: (accountId) => this.#balances.balance(accountId),
       afterHold: (accountId, held, unspentMicro, holdMicro) => this.#leaseWallet.afterHold(accountId, held, unspentMicro, holdMicro),
       ttlMs: options.deliveryTtlMs ?? DELIVERY_TTL_MS,
       now,

@@ -40,6 +40,8 @@ export interface HoldsOptions {
   readonly wallet: Wallet;
   /** The balance's buckets when the wallet has not cached them yet (PostgreSQL). */
   readonly refreshBuckets: (accountId: string) => Promise<number>;
+  /** The balance read whole (`Balances.balance`), when the wallet lost part of its lease with Redis. */
+  readonly balance: (accountId: string) => Promise<number>;
   /** After each hold attempt: whether it held, the spendable credit left, the amount asked (the wallet's refill). */
   readonly afterHold: (accountId: string, held: boolean, unspentMicro: number, holdMicro: number) => void;
   /** How long a hold lives without its release. */
@@ -88,8 +90,13 @@ export class Holds {
     // An account with no lease yet takes its first one when it is charged, as without holds.
     if (result.ok || result.leased) this.#o.afterHold(accountId, result.ok, result.ok ? result.unspentMicro : 0, request.amountMicro);
     if (!result.ok) return undefined;
-    const buckets = result.bucketsMicro ?? (await this.#o.refreshBuckets(accountId));
-    return { accountId, key: request.key, leaseId: result.leaseId, heldMicro: request.amountMicro, balanceMicro: buckets + result.unspentMicro + result.heldMicro };
+    return { accountId, key: request.key, leaseId: result.leaseId, heldMicro: request.amountMicro, balanceMicro: await this.#balanceWithHold(accountId, result) };
+  }
+
+  /** The balance with the hold in it: from the hold's own step, unless the wallet lost part of its lease (then read whole). */
+  async #balanceWithHold(accountId: string, held: Extract<HoldResult, { ok: true }>): Promise<number> {
+    if (!held.whole) return this.#o.balance(accountId);
+    return (held.bucketsMicro ?? (await this.#o.refreshBuckets(accountId))) + held.unspentMicro + held.heldMicro;
   }
 
   /**

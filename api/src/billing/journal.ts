@@ -96,6 +96,11 @@ export class Journal {
     return [...(this.#batch?.entries ?? []), ...this.#pending.values()];
   }
 
+  /** What this pod charged under the account's lease that PostgreSQL has not acknowledged: a readout counts it as spent. */
+  unflushed(accountId: string, leaseId: string): number {
+    return this.unacked().reduce((sum, e) => (e.accountId === accountId && e.leaseId === leaseId ? sum + e.amountMicro : sum), 0);
+  }
+
   /** Writes the journal (one flush at a time); resolves with the accounts whose buckets a late charge moved. */
   async flush(): Promise<Set<string>> {
     while (this.#flushing) await this.#flushing.catch(() => undefined);

@@ -15,7 +15,7 @@ import type { ChargeSpec, Payer, Settlement } from './types.ts';
 import { type LeaseBook, leaseSize, spendPerSecond } from './leases.ts';
 import type { Ledger } from './ledger.ts';
 import { type PendingWrites, countCharge } from './pending-writes.ts';
-import type { ChargeRecord, PaidMarker, Wallet } from './wallet.ts';
+import type { ChargeRecord, PaidMarker, SpendResult, Wallet } from './wallet.ts';
 
 /** A spend that finds its wallet short takes (or extends) a lease and tries again, this often. */
 const SPEND_ATTEMPTS = 5;
@@ -97,12 +97,10 @@ export class LeaseWallet {
     for (let attempt = 0; attempt < SPEND_ATTEMPTS; attempt++) {
       const spent = await this.#o.wallet.spend(payer.accountId, record, rememberMs, marker);
       if (spent.ok) {
-        const buckets = spent.bucketsMicro ?? (await this.#o.balances.refreshBuckets(payer.accountId));
         const charged = spent.duplicate ? 0 : record.amountMicro;
         if (charged) this.record(payer, spent.leaseId, record, spec, rememberMs > 0);
         countCharge(this.#o.metrics, payer, spec, charged);
-        // The balance counts the open lease's holds too (other requests' lookups in flight).
-        const balanceMicro = buckets + spent.unspentMicro + spent.heldMicro;
+        const balanceMicro = await this.#balanceAfter(payer.accountId, spent);
         this.#o.balances.remember(payer.accountId, balanceMicro);
         this.#refillEarly(payer.accountId, spent.unspentMicro, record.amountMicro);
         return { chargedMicro: charged, balanceMicro };
@@ -115,6 +113,12 @@ export class LeaseWallet {
       else await this.#takeLease(payer.accountId, record.amountMicro, record.amountMicro);
     }
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
+  }
+
+  /** A spend's balance: buckets, unspent and holds from its own step; read whole when the wallet lost part of its lease with Redis. */
+  async #balanceAfter(accountId: string, spent: Extract<SpendResult, { ok: true }>): Promise<number> {
+    if (!spent.whole) return this.#o.balances.balance(accountId);
+    return (spent.bucketsMicro ?? (await this.#o.balances.refreshBuckets(accountId))) + spent.unspentMicro + spent.heldMicro;
   }
 
   /**
@@ -166,9 +170,9 @@ export class LeaseWallet {
     const taken = await leases.take(accountId, (balanceMicro) => leaseSize({ costMicro, spendPerSecondMicro, balanceMicro }), costMicro);
     if (!taken.ok) {
       await wallet.storeBuckets(accountId, taken.buckets);
-      throw insufficientCredit(taken.buckets.micro + (await wallet.available(accountId)), costMicro);
+      throw insufficientCredit(taken.buckets.micro + (await this.#o.balances.leaseCredit(accountId)).micro, costMicro);
     }
-    await wallet.fund(accountId, taken.leaseId, taken.addedMicro, taken.buckets);
+    await wallet.fund(accountId, taken.leaseId, taken.addedMicro, taken.buckets, taken.part);
     if (this.#lastLease.size >= LAST_LEASES_MAX) this.#lastLease.clear();
     this.#lastLease.set(accountId, { micro: taken.addedMicro, at: now });
   }

@@ -18,6 +18,7 @@ import type { Db } from '../db/index.ts';
 import { periodOf, splitCharge } from '../money.ts';
 import { refundKey } from './charge-keys.ts';
 import { type JournalRow, writeJournal } from './journal-statement.ts';
+import { leaseSums, owedBack } from './lease-owed.ts';
 import { refundStatement } from './ledger.ts';
 import type { OutboxWrite } from './usage-outbox.ts';
 import type { Buckets } from './wallet.ts';
@@ -55,7 +56,8 @@ export function spendPerSecond(last: { micro: number; at: number } | undefined, 
 }
 
 export type TakeResult =
-  | { readonly ok: true; readonly leaseId: string; readonly addedMicro: number; readonly buckets: Buckets }
+  /** `part`: the lease's part this take added (0: it opened the lease). */
+  | { readonly ok: true; readonly leaseId: string; readonly part: number; readonly addedMicro: number; readonly buckets: Buckets }
   | { readonly ok: false; readonly buckets: Buckets };
 
 export interface LeaseRefund {
@@ -132,7 +134,7 @@ export class LeaseBook {
           parts: lease.parts + 1,
         });
       const buckets = await this.#setBuckets(trx, accountId, grantMicro - split.fromGrant, topoffMicro - split.fromTopoff, period);
-      return { ok: true, leaseId: lease.id, addedMicro: amount, buckets };
+      return { ok: true, leaseId: lease.id, part: lease.parts, addedMicro: amount, buckets };
     });
   }
 
@@ -216,27 +218,25 @@ export class LeaseBook {
     return row && { grantMicro: Number(row.grant_micro), topoffMicro: Number(row.topoff_micro) };
   }
 
+  /**
+   * What settling the account's open lease now would return to each bucket: its unspent credit as
+   * PostgreSQL knows it, less `unflushedMicro` (charges under it not written yet). The readouts'
+   * figure when the wallet does not hold the whole lease (Redis lost it); undefined without one.
+   */
+  async openOwed(accountId: string, unflushedMicro: (leaseId: string) => number): Promise<{ leaseId: string; grantMicro: number; topoffMicro: number } | undefined> {
+    const lease = await this.#db<LeaseRow>('credit_leases').where({ account_id: accountId }).whereNull('settled_at').first();
+    if (!lease) return undefined;
+    const owed = owedBack(lease, await leaseSums(this.#db, lease.id), unflushedMicro(lease.id), periodOf(this.#date()));
+    return { leaseId: lease.id, grantMicro: owed.grantBack, topoffMicro: owed.topoffDue };
+  }
+
   /** Returns to the buckets what the lease owes them now, less what earlier returns gave back. */
   async #trueUp(trx: Trx, lease: LeaseRow, account: AccountRow): Promise<Buckets> {
-    const sums = (await trx('ledger')
-      .where({ lease_id: lease.id })
-      .select(
-        trx.raw(`coalesce(sum(amount_micro) FILTER (WHERE kind IN ('charge', 'refund')), 0) AS spent`),
-        trx.raw(`coalesce(sum(grant_micro) FILTER (WHERE kind = 'lease_return'), 0) AS grant_back`),
-        trx.raw(`coalesce(sum(topoff_micro) FILTER (WHERE kind = 'lease_return'), 0) AS topoff_back`),
-        trx.raw(`count(*) FILTER (WHERE kind = 'lease_return') AS returns`),
-      )
-      .first()) as { spent: string; grant_back: string; topoff_back: string; returns: string };
-    const [leaseGrant, leaseTopoff, spent] = [Number(lease.grant_micro), Number(lease.topoff_micro), Number(sums.spent)];
-    const spentFromGrant = Math.min(leaseGrant, spent);
-    const owedGrant = leaseGrant - spentFromGrant;
-    const owedTopoff = Math.max(0, leaseTopoff - (spent - spentFromGrant));
-    // Return rows hold negative parts, like refunds.
-    const grantDue = owedGrant + Number(sums.grant_back);
-    const topoffDue = owedTopoff + Number(sums.topoff_back);
+    const sums = await leaseSums(trx, lease.id);
+    const period = periodOf(this.#date());
+    const { grantDue, topoffDue, grantBack } = owedBack(lease, sums, 0, period);
     const current = accountFromRow(account, this.#date());
     if (!grantDue && !topoffDue) return this.#bucketsOf(account);
-    const period = periodOf(this.#date());
     await trx('ledger').insert({
       account_id: lease.account_id,
       idempotency_key: `lease-return:${lease.account_id}:${lease.id}#${sums.returns}`,
@@ -247,7 +247,6 @@ export class LeaseBook {
       period,
       lease_id: lease.id,
     });
-    const grantBack = lease.period === period ? grantDue : 0;
     return this.#setBuckets(trx, lease.account_id, current.grantMicro + grantBack, current.topoffMicro + topoffDue, period);
   }
 

@@ -17,7 +17,7 @@ import { LeaseBook } from './leases.ts';
 import { Ledger } from './ledger.ts';
 import { UsageLog } from './usage-log.ts';
 import { type UsageRecord, usageRecord } from './usage-outbox.ts';
-import { MemoryWallet } from './wallet.ts';
+import { MemoryWallet } from './wallet-memory.ts';
 
 let ctx: TestContext;
 let bucket: TestBucket;

@@ -2,7 +2,8 @@
  * The wallet on Redis, shared by every API pod (rules in `wallet.ts`), so one account's traffic on
  * two pods spends one lease. Each step that reads and writes is one Lua script.
  *
- * Keys (per account): `<prefix>wal:<account>` (hash: lease, open 1|0, unspent, held, bal, balv),
+ * Keys (per account): `<prefix>wal:<account>` (hash: lease, partial 1|0 (opened on a later part of
+ * its lease: Redis lost the earlier ones), open 1|0, unspent, held, bal, balv),
  * `<prefix>wal-hold:<account>` (hash: charge key → `<lease>|<amount>`, lease `-` once orphaned);
  * and `<prefix>wal-holds` (sorted set: `<account> <charge key>` → hold expiry ms),
  * `<prefix>wal-key:<charge key>` (a window charge's key, remembered past its flush: its lease),
@@ -17,14 +18,15 @@ import type { Buckets, ChargeRecord, HoldRequest, HoldResult, PaidMarker, Releas
 
 // KEYS: wallet, the key's memory, the re-read marker. ARGV: charge key, amount, how long to
 // remember the key (0: a lookup's, never asked again), the marker's life (0: no marker).
-// Returns {1|2 (spent|duplicate), lease, unspent, bal|'', held} or {0, closed lease|''}.
+// Returns {1|2 (spent|duplicate), lease, unspent, bal|'', held, whole 1|0} or {0, closed lease|''}.
 const SPEND = `
 local bal = redis.call('HGET', KEYS[1], 'bal') or ''
+local whole = (redis.call('HGET', KEYS[1], 'lease') and redis.call('HGET', KEYS[1], 'partial') ~= '1') and 1 or 0
 local held = redis.call('HGET', KEYS[1], 'open') == '1' and (redis.call('HGET', KEYS[1], 'held') or '0') or '0'
 local remembered = tonumber(ARGV[3]) > 0 and redis.call('GET', KEYS[2])
 if remembered then
   local unspent = redis.call('HGET', KEYS[1], 'open') == '1' and redis.call('HGET', KEYS[1], 'unspent') or '0'
-  return {2, remembered, unspent, bal, held}
+  return {2, remembered, unspent, bal, held, whole}
 end
 local lease = redis.call('HGET', KEYS[1], 'lease')
 if not lease then return {0, ''} end
@@ -33,19 +35,19 @@ if tonumber(redis.call('HGET', KEYS[1], 'unspent')) < tonumber(ARGV[2]) then ret
 local unspent = redis.call('HINCRBY', KEYS[1], 'unspent', -tonumber(ARGV[2]))
 if tonumber(ARGV[3]) > 0 then redis.call('SET', KEYS[2], lease, 'PX', ARGV[3]) end
 if tonumber(ARGV[4]) > 0 then redis.call('SET', KEYS[3], ARGV[1], 'PX', ARGV[4]) end
-return {1, lease, tostring(unspent), bal, held}`;
+return {1, lease, tostring(unspent), bal, held, whole}`;
 
 // KEYS: wallet. ARGV: buckets micro, buckets version.
 const STORE_BUCKETS = `
 local v = tonumber(redis.call('HGET', KEYS[1], 'balv') or '-1')
 if v < tonumber(ARGV[2]) then redis.call('HSET', KEYS[1], 'bal', ARGV[1], 'balv', ARGV[2]) end`;
 
-// KEYS: wallet. ARGV: lease, amount to add, buckets micro, buckets version.
+// KEYS: wallet. ARGV: lease, amount to add, buckets micro, buckets version, the lease's part (0: its first).
 const FUND = `
 if redis.call('HGET', KEYS[1], 'lease') == ARGV[1] then
   if redis.call('HGET', KEYS[1], 'open') == '1' then redis.call('HINCRBY', KEYS[1], 'unspent', ARGV[2]) end
 else
-  redis.call('HSET', KEYS[1], 'lease', ARGV[1], 'open', '1', 'unspent', ARGV[2], 'held', 0)
+  redis.call('HSET', KEYS[1], 'lease', ARGV[1], 'partial', tonumber(ARGV[5]) > 0 and '1' or '0', 'open', '1', 'unspent', ARGV[2], 'held', 0)
 end
 ${STORE_BUCKETS.replace(/ARGV\[2\]/g, 'ARGV[4]').replace(/ARGV\[1\]/g, 'ARGV[3]')}`;
 
@@ -87,11 +89,11 @@ end`;
 
 // The rider of a request's counter call (`TakeRider`): first the releases it carries, then, unless a
 // counter refused the request, the hold. RK: wallet, holds, hold expiries. RA: prefix, account, key,
-// amount, expiry, releases… Returns {1, lease, unspent, held, bal|''} or {0, lease if open but short|''}.
+// amount, expiry, releases… Returns {1, lease, unspent, held, bal|'', whole 1|0} or {0, lease if open but short|''}.
 const HOLD_RIDER = `${RELEASE_FN}${RELEASE_ALL_FN}
 releaseAll(RA[1], RA, 6)
 if over then return {0, ''} end
-local st = redis.call('HMGET', RK[1], 'lease', 'open', 'unspent', 'bal')
+local st = redis.call('HMGET', RK[1], 'lease', 'open', 'unspent', 'bal', 'partial')
 local amount = tonumber(RA[4])
 if not st[1] or st[2] ~= '1' then return {0, ''} end
 if tonumber(st[3]) < amount then return {0, st[1]} end
@@ -99,7 +101,7 @@ local unspent = redis.call('HINCRBY', RK[1], 'unspent', -amount)
 local held = redis.call('HINCRBY', RK[1], 'held', amount)
 redis.call('HSET', RK[2], RA[3], st[1] .. '|' .. amount)
 redis.call('ZADD', RK[3], RA[5], RA[2] .. ' ' .. RA[3])
-return {1, st[1], unspent, held, st[4] or ''}`;
+return {1, st[1], unspent, held, st[4] or '', st[5] == '1' and 0 or 1}`;
 
 // The hold alone, for a caller without a counter call. KEYS, ARGV as the rider's RK, RA.
 const HOLD = `local over, RK, RA = false, KEYS, ARGV
@@ -169,14 +171,14 @@ export class RedisWallet implements Wallet {
   async spend(accountId: string, record: ChargeRecord, rememberMs = 0, marker?: PaidMarker): Promise<SpendResult> {
     // Without a marker its key is still named (a script declares every key it may touch), never written.
     const keys = [this.#wallet(accountId), `${this.#prefix}wal-key:${record.key}`, this.#marker(accountId, marker?.name ?? '')];
-    const reply = (await this.#run(SCRIPTS.spend, keys, record.key, record.amountMicro, rememberMs, marker?.ttlMs ?? 0)) as [number, string, string?, string?, string?];
-    const [status, lease, unspent, bal, held] = reply;
+    const reply = (await this.#run(SCRIPTS.spend, keys, record.key, record.amountMicro, rememberMs, marker?.ttlMs ?? 0)) as [number, string, string?, string?, string?, number?];
+    const [status, lease, unspent, bal, held, whole] = reply;
     if (status === 0) return { ok: false, closedLeaseId: lease || undefined };
-    return { ok: true, leaseId: lease, unspentMicro: Number(unspent), heldMicro: Number(held ?? 0), bucketsMicro: bal ? Number(bal) : undefined, duplicate: status === 2 };
+    return { ok: true, leaseId: lease, unspentMicro: Number(unspent), heldMicro: Number(held ?? 0), bucketsMicro: bal ? Number(bal) : undefined, duplicate: status === 2, whole: whole === 1 };
   }
 
-  async fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets): Promise<void> {
-    await this.#run(SCRIPTS.fund, [this.#wallet(accountId)], leaseId, addMicro, buckets.micro, buckets.version);
+  async fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets, part: number): Promise<void> {
+    await this.#run(SCRIPTS.fund, [this.#wallet(accountId)], leaseId, addMicro, buckets.micro, buckets.version, part);
   }
 
   async credit(accountId: string, leaseId: string, micro: number): Promise<void> {
@@ -217,15 +219,14 @@ export class RedisWallet implements Wallet {
     return (await this.#redis.exists(`${this.#prefix}wal-key:${key}`)) === 1;
   }
 
-  async available(accountId: string): Promise<number> {
-    const [open, unspent, held] = await this.#redis.hmget(this.#wallet(accountId), 'open', 'unspent', 'held');
-    return open === '1' ? Number(unspent) + Number(held ?? 0) : 0;
+  async available(accountId: string): Promise<number | undefined> {
+    return walletPart(await this.#redis.hmget(this.#wallet(accountId), 'lease', 'partial', 'open', 'unspent', 'held'));
   }
 
   async storedBalance(accountId: string): Promise<number | undefined> {
-    const [open, unspent, held, bal] = await this.#redis.hmget(this.#wallet(accountId), 'open', 'unspent', 'held', 'bal');
-    if (bal === null) return undefined;
-    return Number(bal) + (open === '1' ? Number(unspent) + Number(held ?? 0) : 0);
+    const [bal, ...wallet] = await this.#redis.hmget(this.#wallet(accountId), 'bal', 'lease', 'partial', 'open', 'unspent', 'held');
+    const available = walletPart(wallet);
+    return bal === null || available === undefined ? undefined : Number(bal) + available;
   }
 
   holdRider(accountId: string, hold: HoldRequest, releases: readonly Release[]): TakeRider {
@@ -233,9 +234,9 @@ export class RedisWallet implements Wallet {
   }
 
   holdReply(reply: unknown): HoldResult {
-    const [status, lease, unspent, held, bal] = reply as [number, string, number?, number?, string?];
+    const [status, lease, unspent, held, bal, whole] = reply as [number, string, number?, number?, string?, number?];
     if (status !== 1) return { ok: false, leased: Boolean(lease) };
-    return { ok: true, leaseId: lease, unspentMicro: Number(unspent), heldMicro: Number(held), bucketsMicro: bal ? Number(bal) : undefined };
+    return { ok: true, leaseId: lease, unspentMicro: Number(unspent), heldMicro: Number(held), bucketsMicro: bal ? Number(bal) : undefined, whole: whole === 1 };
   }
 
   async hold(accountId: string, hold: HoldRequest): Promise<HoldResult> {
@@ -266,6 +267,12 @@ export class RedisWallet implements Wallet {
   #holdArgs(accountId: string, hold: HoldRequest, releases: readonly Release[]): (string | number)[] {
     return [this.#prefix, accountId, hold.key, hold.amountMicro, hold.expiresAtMs, ...releaseArgs(releases)];
   }
+}
+
+/** The wallet's part of the balance from its hash's lease, partial, open, unspent, held: undefined unless it holds the whole lease. */
+function walletPart([lease, partial, open, unspent, held]: (string | null)[]): number | undefined {
+  if (lease === null || lease === undefined || partial === '1') return undefined;
+  return open === '1' ? Number(unspent) + Number(held ?? 0) : 0;
 }
 
 /** Three short arguments per release: account, key, charge (the record itself stays in the pod's journal). */

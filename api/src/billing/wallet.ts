@@ -1,7 +1,7 @@
 /**
  * An account's wallet: the unspent part of its open credit lease (`leases.ts`), where lookups spend
  * without touching PostgreSQL. Shared by every API pod through Redis (`wallet-redis.ts`); the
- * embedded default keeps it in the process (`MemoryWallet`, below). Both follow the same rules:
+ * embedded default keeps it in the process (`MemoryWallet`, `wallet-memory.ts`). Both follow the same rules:
  *
  * - The wallet holds no charge record: the pod that reports a charge keeps it in its journal
  *   (`journal.ts`) until PostgreSQL has it, so a wallet lost with Redis loses no charge
@@ -21,6 +21,11 @@
  *   expires and is reaped (`reapHolds`) as a release of nothing (its charge died with the pod's
  *   journal). Settling a lease first waits a moment for its holds, then `orphanHolds`: a later
  *   release of such a hold moves no credit (its charge reaches the ledger late, on the buckets).
+ * - A wallet knows whether it holds the whole of its lease. One that Redis lost holds nothing of it;
+ *   one funded anew by a later part of a lease it lost (a take extends the open lease) holds only
+ *   the parts since. Either way the lease's unspent credit is PostgreSQL's to tell (`available`
+ *   answers undefined, a spend or hold `whole: false`), until the lease settles and the next one is
+ *   funded from its first part.
  */
 import type { TakeRider } from '../limiter/types.ts';
 import type { Buckets, ChargeRecord } from './types.ts';
@@ -37,6 +42,8 @@ export type SpendResult =
       readonly heldMicro: number;
       readonly bucketsMicro: number | undefined;
       readonly duplicate: boolean;
+      /** The wallet holds the whole lease; false: part of it was lost with Redis (the balance is PostgreSQL's to tell). */
+      readonly whole: boolean;
     }
   /** Not spent: no wallet, a closed one (`closedLeaseId`: settle it first), or too little in it. */
   | { readonly ok: false; readonly closedLeaseId: string | undefined };
@@ -59,7 +66,7 @@ export interface HoldRequest {
 
 export type HoldResult =
   /** Held. `unspentMicro` + `heldMicro` (this hold included) + `bucketsMicro` is the balance before this request's charge. */
-  | { readonly ok: true; readonly leaseId: string; readonly unspentMicro: number; readonly heldMicro: number; readonly bucketsMicro: number | undefined }
+  | { readonly ok: true; readonly leaseId: string; readonly unspentMicro: number; readonly heldMicro: number; readonly bucketsMicro: number | undefined; readonly whole: boolean }
   /** Not held; `leased`: the wallet has an open lease (it was short, not empty of any lease). */
   | { readonly ok: false; readonly leased: boolean };
 
@@ -74,8 +81,11 @@ export interface Wallet {
   readonly local: boolean;
   /** With `marker`: a fresh spend also sets that re-read marker to the record's key, in the same step. */
   spend(accountId: string, record: ChargeRecord, rememberMs?: number, marker?: PaidMarker): Promise<SpendResult>;
-  /** Adds a lease's new credit; opens the wallet on it when it holds no open lease. Stores the buckets too. */
-  fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets): Promise<void>;
+  /**
+   * Adds a lease's new credit, its part number `part` (0: the lease's first); opens the wallet on
+   * the lease when it holds another or none, whole only from the first part. Stores the buckets too.
+   */
+  fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets, part: number): Promise<void>;
   /** Returns a refunded charge's amount to the wallet, if the lease is still the open one. */
   credit(accountId: string, leaseId: string, micro: number): Promise<void>;
   /** No more spending on `leaseId`. */
@@ -94,9 +104,12 @@ export interface Wallet {
   forgetPaid(accountId: string, name: string): Promise<void>;
   /** Whether the window key `key` was spent (remembered for `rememberMs` after its spend). */
   spent(accountId: string, key: string): Promise<boolean>;
-  /** The spendable credit plus the holds of the open lease: the wallet's part of the balance. */
-  available(accountId: string): Promise<number>;
-  /** The whole balance from the buckets the wallet stored (as a spend reports it); undefined when none are stored. */
+  /**
+   * The spendable credit plus the holds of the open lease: the wallet's part of the balance (0 once
+   * closed). Undefined when the wallet does not hold the whole lease (none, or lost with Redis).
+   */
+  available(accountId: string): Promise<number | undefined>;
+  /** The whole balance from the buckets the wallet stored (as a spend reports it); undefined when none are stored or the wallet is not whole. */
   storedBalance(accountId: string): Promise<number | undefined>;
   /**
    * The hold and the releases as a rider of the request's counter call (one round trip for both);
@@ -114,179 +127,4 @@ export interface Wallet {
   held(accountId: string, leaseId: string): Promise<number>;
   /** Detaches the holds still under `leaseId` from it, before it is settled. */
   orphanHolds(accountId: string, leaseId: string): Promise<void>;
-}
-
-/** Past this many remembered window keys, the memory wallet drops the expired ones. */
-const REMEMBERED_KEYS_MAX = 100_000;
-
-/** A remembered value (a window key's lease, a marker's charge key) and until when. */
-interface Remembered {
-  readonly value: string;
-  readonly untilMs: number;
-}
-
-function remember(memory: Map<string, Remembered>, key: string, value: string, forMs: number): void {
-  // Bounded: past this many keys the expired ones go (a day of one process's window charges).
-  if (memory.size >= REMEMBERED_KEYS_MAX) for (const [k, entry] of memory) if (entry.untilMs <= Date.now()) memory.delete(k);
-  memory.set(key, { value, untilMs: Date.now() + forMs });
-}
-
-function markerId(accountId: string, name: string): string {
-  return `${accountId}\n${name}`;
-}
-
-interface MemoryAccount {
-  leaseId?: string;
-  open: boolean;
-  unspentMicro: number;
-  heldMicro: number;
-  buckets?: Buckets;
-}
-
-/** The embedded default's wallet: one process, so plain maps. Same rules as the Redis wallet. */
-export class MemoryWallet implements Wallet {
-  readonly local = true;
-  readonly #accounts = new Map<string, MemoryAccount>();
-  /** Charge key → its hold (`<account>`, lease or '' once orphaned, amount, expiry). */
-  readonly #holds = new Map<string, { accountId: string; leaseId: string; amountMicro: number; expiresAtMs: number }>();
-
-  /** Window charge keys spent → their lease and until when they are remembered. */
-  readonly #keys = new Map<string, Remembered>();
-  /** Re-read markers (`markerId`) → the charge key and until when. */
-  readonly #markers = new Map<string, Remembered>();
-
-  #remembered(key: string): string | undefined {
-    const entry = this.#keys.get(key);
-    return entry && entry.untilMs > Date.now() ? entry.value : undefined;
-  }
-
-
-  #account(accountId: string): MemoryAccount {
-    let account = this.#accounts.get(accountId);
-    if (!account) this.#accounts.set(accountId, (account = { open: false, unspentMicro: 0, heldMicro: 0 }));
-    return account;
-  }
-
-  async spend(accountId: string, record: ChargeRecord, rememberMs = 0, marker?: PaidMarker): Promise<SpendResult> {
-    const a = this.#account(accountId);
-    const bucketsMicro = a.buckets?.micro;
-    const previous = rememberMs > 0 ? this.#remembered(record.key) : undefined;
-    if (previous) return { ok: true, leaseId: previous, unspentMicro: a.open ? a.unspentMicro : 0, heldMicro: a.open ? a.heldMicro : 0, bucketsMicro, duplicate: true };
-    if (!a.open || !a.leaseId || a.unspentMicro < record.amountMicro) return { ok: false, closedLeaseId: a.open ? undefined : a.leaseId };
-    a.unspentMicro -= record.amountMicro;
-    if (rememberMs > 0) remember(this.#keys, record.key, a.leaseId, rememberMs);
-    if (marker) await this.markPaid(accountId, marker, record.key);
-    return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, heldMicro: a.heldMicro, bucketsMicro, duplicate: false };
-  }
-
-  async fund(accountId: string, leaseId: string, addMicro: number, buckets: Buckets): Promise<void> {
-    const a = this.#account(accountId);
-    if (a.leaseId === leaseId) {
-      if (a.open) a.unspentMicro += addMicro;
-    } else {
-      // The previous lease was settled, its holds orphaned first.
-      Object.assign(a, { leaseId, open: true, unspentMicro: addMicro, heldMicro: 0 });
-    }
-    await this.storeBuckets(accountId, buckets);
-  }
-
-  async credit(accountId: string, leaseId: string, micro: number): Promise<void> {
-    const a = this.#account(accountId);
-    if (a.open && a.leaseId === leaseId) a.unspentMicro += micro;
-  }
-
-  async close(accountId: string, leaseId: string): Promise<void> {
-    const a = this.#account(accountId);
-    if (a.leaseId === leaseId) a.open = false;
-  }
-
-  async unspent(accountId: string): Promise<number> {
-    const a = this.#accounts.get(accountId);
-    return a?.open ? a.unspentMicro : 0;
-  }
-
-  async storeBuckets(accountId: string, buckets: Buckets): Promise<void> {
-    const a = this.#account(accountId);
-    if (!a.buckets || a.buckets.version < buckets.version) a.buckets = buckets;
-  }
-
-  async openLeases(): Promise<{ accountId: string; leaseId: string }[]> {
-    return [...this.#accounts].flatMap(([accountId, a]) => (a.open && a.leaseId ? [{ accountId, leaseId: a.leaseId }] : []));
-  }
-
-  async paidMarker(accountId: string, name: string): Promise<string | undefined> {
-    const entry = this.#markers.get(markerId(accountId, name));
-    return entry && entry.untilMs > Date.now() ? entry.value : undefined;
-  }
-
-  async markPaid(accountId: string, marker: PaidMarker, chargeKey: string): Promise<void> {
-    remember(this.#markers, markerId(accountId, marker.name), chargeKey, marker.ttlMs);
-  }
-
-  async forgetPaid(accountId: string, name: string): Promise<void> {
-    this.#markers.delete(markerId(accountId, name));
-  }
-
-  async spent(accountId: string, key: string): Promise<boolean> {
-    return this.#remembered(key) !== undefined;
-  }
-
-  async available(accountId: string): Promise<number> {
-    const a = this.#accounts.get(accountId);
-    return a?.open ? a.unspentMicro + a.heldMicro : 0;
-  }
-
-  async storedBalance(accountId: string): Promise<number | undefined> {
-    const buckets = this.#accounts.get(accountId)?.buckets;
-    return buckets && buckets.micro + (await this.available(accountId));
-  }
-
-  holdRider(): undefined {
-    return undefined;
-  }
-
-  holdReply(): HoldResult {
-    return { ok: false, leased: false };
-  }
-
-  async hold(accountId: string, hold: HoldRequest): Promise<HoldResult> {
-    const a = this.#account(accountId);
-    if (!a.open || !a.leaseId || a.unspentMicro < hold.amountMicro) return { ok: false, leased: a.open && Boolean(a.leaseId) };
-    a.unspentMicro -= hold.amountMicro;
-    a.heldMicro += hold.amountMicro;
-    this.#holds.set(hold.key, { accountId, leaseId: a.leaseId, amountMicro: hold.amountMicro, expiresAtMs: hold.expiresAtMs });
-    return { ok: true, leaseId: a.leaseId, unspentMicro: a.unspentMicro, heldMicro: a.heldMicro, bucketsMicro: a.buckets?.micro };
-  }
-
-  async release(releases: readonly Release[]): Promise<void> {
-    for (const { record } of releases) this.#release(record);
-  }
-
-  /** The same steps as the Redis wallet's `release` (wallet-redis.ts). */
-  #release(record: ChargeRecord): boolean {
-    const hold = this.#holds.get(record.key);
-    if (!hold) return false;
-    this.#holds.delete(record.key);
-    const a = this.#account(hold.accountId);
-    if (a.leaseId !== hold.leaseId) return true;
-    a.heldMicro -= hold.amountMicro;
-    if (a.open) a.unspentMicro += hold.amountMicro - record.amountMicro;
-    return true;
-  }
-
-  async reapHolds(nowMs: number): Promise<string[]> {
-    const expired = [...this.#holds].filter(([, hold]) => hold.expiresAtMs <= nowMs).map(([key]) => key);
-    return expired.filter((key) => this.#release({ key, amountMicro: 0 }));
-  }
-
-  async held(accountId: string, leaseId: string): Promise<number> {
-    const a = this.#accounts.get(accountId);
-    return a?.leaseId === leaseId ? a.heldMicro : 0;
-  }
-
-  async orphanHolds(accountId: string, leaseId: string): Promise<void> {
-    for (const hold of this.#holds.values()) if (hold.accountId === accountId && hold.leaseId === leaseId) hold.leaseId = '';
-    const a = this.#account(accountId);
-    if (a.leaseId === leaseId) a.heldMicro = 0;
-  }
 }

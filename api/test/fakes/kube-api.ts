@@ -36,6 +36,8 @@ export async function startFakeKubeApi(): Promise<FakeKubeApi> {
       return void res.writeHead(200, { 'Content-Type': 'application/json' }).end(list);
     }
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    // The API server answers a watch's headers at once; Node would hold them until the first event.
+    res.flushHeaders();
     // A re-established watch replays what this fake has already released since the list.
     for (const event of events.slice(0, sent)) res.write(`${event}\n`);
     watches.add(res);

@@ -67,7 +67,8 @@ export function createQueryPool(options: PoolOptions): QueryPool {
     if (!granted.release(handOff)) worker.busy = false;
   };
 
-  const run = async (task: PoolTask, place: RunPlace = {}, attempt = 1): Promise<WorkerOutcome> => {
+  /** One go on a worker: its outcome, or why the query may go again (the error it answers otherwise). */
+  const attempt = async (task: PoolTask, place: RunPlace): Promise<{ outcome: WorkerOutcome } | { again: 'not-started' | 'reclaimed'; error: unknown }> => {
     if (closed) throw shuttingDownError();
     if (place.signal?.aborted) throw stoppedError(place.signal);
     const reclaimed = new AbortController();
@@ -85,17 +86,30 @@ export function createQueryPool(options: PoolOptions): QueryPool {
         alive = false;
         throw unavailableError('A query worker failed to start; retry the query.', 1);
       });
-      return await supervisor.runOn(granted.slot, task, signal, () => (alive = false));
+      return { outcome: await supervisor.runOn(granted.slot, task, signal, () => (alive = false)) };
     } catch (error) {
-      // A worker that died before the task reached it (killed while idle) did not run the query:
-      // run it once more on a fresh worker instead of failing the caller (after this worker is
-      // released, so the tenant's cap counts it once).
-      if (!(error instanceof NotStarted)) throw error;
-      if (attempt > 1) throw error.reported;
+      if (error instanceof NotStarted) return { again: 'not-started', error: error.reported };
+      if (reclaimed.signal.aborted && !place.signal?.aborted) return { again: 'reclaimed', error };
+      throw error;
     } finally {
+      // Released before any second go, so the tenant's cap counts this query once.
       release(granted, () => alive);
     }
-    return run(task, place, attempt + 1);
+  };
+
+  const run = async (task: PoolTask, place: RunPlace = {}): Promise<WorkerOutcome> => {
+    const waitMs = place.waitUntil === undefined ? undefined : Math.max(0, place.waitUntil - Date.now());
+    let startFailures = 0;
+    for (;;) {
+      const result = await attempt(task, place);
+      if ('outcome' in result) return result.outcome;
+      // A worker that died before the task reached it (killed while idle) did not run the query:
+      // it runs once more on a fresh worker instead of failing the caller.
+      if (result.again === 'not-started' && ++startFailures > 1) throw result.error;
+      // A free query whose borrowed worker the paid class took back is not the caller's doing: it
+      // waits again, as long as it first could, for as long as its caller waits (the API's deadline).
+      if (result.again === 'reclaimed' && waitMs !== undefined) place = { ...place, waitUntil: Date.now() + waitMs };
+    }
   };
 
   return {
