@@ -163,4 +163,39 @@ const noCycle = {
   },
 };
 
-export const boundaries = { rules: { 'workspace-imports': workspaceImports, 'no-cycle': noCycle } };
+/**
+ * Folders with one door: code outside such a folder imports only its door file, so what the folder
+ * keeps to itself can change without touching its callers. Tests inside the folder are inside.
+ */
+export const FOLDER_DOORS = { 'api/src/billing': 'index.ts' };
+
+function doorOf(file) {
+  const rel = path.relative(ROOT, file);
+  for (const [folder, door] of Object.entries(FOLDER_DOORS)) {
+    if (rel.startsWith(`${folder}/`)) return { folder, door: path.join(ROOT, folder, door) };
+  }
+  return undefined;
+}
+
+const folderDoors = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'A folder with a door (FOLDER_DOORS) is reached from outside only through its door file.' },
+    schema: [],
+    messages: { door: 'Import {{folder}}/ through its door ({{door}}), not {{target}}: what the folder does not export there is its own.' },
+  },
+  create(context) {
+    const file = context.physicalFilename;
+    const check = (node) => {
+      const source = importSources(node);
+      if (!source) return;
+      const target = resolve(file, source.value);
+      const door = target && doorOf(target.replace(/\.js$/, '.ts'));
+      if (!door || doorOf(file)?.folder === door.folder || target === door.door) return;
+      context.report({ node: source, messageId: 'door', data: { folder: door.folder, door: path.relative(ROOT, door.door), target: path.relative(ROOT, target) } });
+    };
+    return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
+  },
+};
+
+export const boundaries = { rules: { 'workspace-imports': workspaceImports, 'no-cycle': noCycle, 'folder-doors': folderDoors } };

@@ -4,7 +4,8 @@
  * after a refund is charged again (the marker never stands for a refunded charge).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
+import { Redis } from 'ioredis';
+import { TEST_REDIS_URL, type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { sqlWindow } from './charge-keys.ts';
 
 let ctx: TestContext;
@@ -42,6 +43,47 @@ describe('the re-read marker', () => {
       expect([reread.settlement.chargedMicro, reread.chargeKey]).toEqual([0, `${window.base}#1`]);
       await reread.complete();
     } finally {
+      await api.close();
+    }
+  });
+
+  it('a paid re-read\'s first call begins its delivery on the marked charge: a response of that window goes out under it, any other ends it deciding nothing', async () => {
+    const api = await ctx.start();
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      const { accountId } = await api.account({ usd: '5' });
+      const payer = { accountId, tier: 'free' as const };
+      const { billing, limiterBackend, config } = api.services;
+      const window = sqlWindow(accountId, 'q-begun', '2026-01-01T00:00:00.000Z');
+      const options = { costMicro: COST, carriesBytes: true, queryId: 'q-begun' };
+      const made = await billing.deliverWindow(payer, window, { ...options, madeResult: true });
+      await made.complete();
+      const inFlight = () => redis.zcard(`${config.REDIS_KEY_PREFIX}dlv:${made.chargeKey}`);
+      const firstCall = async () => {
+        const paid = billing.paidSqlRead(payer, 'q-begun');
+        const read = paid.read((await limiterBackend.takeWith([], paid.rider!)).reply);
+        expect(read?.paidKey).toBe(made.chargeKey);
+        expect(await inFlight()).toBe(1);
+        return read!;
+      };
+
+      const read = await firstCall();
+      const reread = await billing.deliverWindow(payer, window, { ...options, paidKey: read.paidKey!, begun: read.begun! });
+      expect([reread.chargeKey, reread.settlement.chargedMicro]).toEqual([made.chargeKey, 0]);
+      expect(reread.settlement.balanceMicro).toBe(5_000_000 - COST);
+      await reread.complete();
+      expect(await inFlight()).toBe(0);
+
+      // The stored result was gone: the run made another (a newer window), whose response ends the begun delivery.
+      const other = await firstCall();
+      const newer = sqlWindow(accountId, 'q-begun', '2026-01-01T00:05:00.000Z');
+      const run = await billing.deliverWindow(payer, newer, { ...options, madeResult: true, paidKey: other.paidKey!, begun: other.begun! });
+      expect(run.settlement.chargedMicro).toBe(COST);
+      await run.complete();
+      await billing.flush();
+      expect(await inFlight()).toBe(0);
+    } finally {
+      redis.disconnect();
       await api.close();
     }
   });

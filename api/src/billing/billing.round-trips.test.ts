@@ -3,8 +3,10 @@
  * batch the API wrote to Redis before awaiting replies (one `data` chunk from the API's side of the
  * connection). The billing timers are stopped, so nothing but the request talks to Redis while it
  * is counted; a charged lookup's release then rides on the next request's call (DECISIONS §3 "Holds").
+ * `DEBUG_TRIPS=1` prints each request's batches, one command a line (the proxy's `log`).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
 import type { TestApi } from '@uda/test-support/api-harness';
 import { TEST_REDIS_URL } from '@uda/test-support/api-harness';
 import { type CountingRedisProxy, countingRedisProxy } from '@uda/test-support/redis-proxy';
@@ -40,10 +42,21 @@ async function roundTrips(path: string, key?: string, method = 'GET', body?: str
     await res.arrayBuffer();
     // The response's close handlers (a delivery's end) run a few loop turns after the body went out.
     await new Promise((resolve) => setTimeout(resolve, 100));
+    if (process.env.DEBUG_TRIPS) console.log(path, method, proxy.log.slice(before).join('\n---\n'));
     return { trips: proxy.batches - before, statements, res };
   } finally {
     stack.ctx.db.off('query', count);
   }
+}
+
+/** Whether `condition` holds within `boundMs`, asked every 50 ms. */
+async function until(condition: () => Promise<boolean>, boundMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + boundMs;
+  while (Date.now() < deadline) {
+    if (await condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return false;
 }
 
 /** A charged `POST /api/v1/query`. */
@@ -114,12 +127,23 @@ describe('Redis round trips per request', () => {
       expect(reread.res.headers.get('x-credit-cost')).toBe('0');
       expect(reread.res.headers.get('x-service-cached')).toBe('true');
       expect(reread.statements).toEqual([]);
-      // Not one yet (the daily cap is still taken in its own call, see docs/billing.md). A new run:
-      // the burst counters, the re-read marker, the daily cap, the fair share (its spend read, its
-      // run's start and end), the delivery's begin, the spend (which sets the marker), the delivery's
-      // end. A re-read: the burst counters, the marker, the delivery's begin, the balance it
-      // reports (the wallet's stored buckets), the delivery's end.
-      expect({ run: run.trips, reread: reread.trips }).toEqual({ run: 9, reread: 5 });
+      // A new run (not yet the 2 of DECISIONS §3): the burst counters with the re-read marker (one
+      // script); the daily cap with the fair share's start (its budgets' check and its token, one
+      // script) in one write; the delivery's begin with the spend (which sets the marker) in one
+      // write, the fair share's end leaving with them; the delivery's end. A paid re-read: the burst
+      // counters, the marker, the delivery's begin on the charge it names and the balance it reports
+      // in one script; its end leaves with the pod's next write.
+      expect({ run: run.trips, reread: reread.trips }).toEqual({ run: 4, reread: 1 });
+      // The re-read's end took no round trip of its own, but it does reach Redis (with the pod's next
+      // write, or by itself at most 250 ms later): then no delivery of the account is left in flight.
+      const open = `${api.services.config.REDIS_KEY_PREFIX}dlv-open`;
+      // Read on a client of its own, past the proxy: nothing the API sends is held or counted by it.
+      const redis = new Redis(TEST_REDIS_URL);
+      try {
+        expect(await until(async () => (await redis.zcard(open)) === 0)).toBe(true);
+      } finally {
+        redis.disconnect();
+      }
     });
   });
 });

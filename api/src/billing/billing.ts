@@ -71,12 +71,12 @@ import type { LeaseBook } from './leases.ts';
 import type { Ledger } from './ledger.ts';
 import { PendingWrites, countCharge } from './pending-writes.ts';
 import { Refunds } from './refunds.ts';
-import type { BalanceReadout, ChargeSpec, Delivery, Payer, WindowOptions } from './types.ts';
+import type { BalanceReadout, ChargeSpec, Delivery, PaidSqlRead, Payer, WindowOptions } from './types.ts';
 import type { UsageLog } from './usage-log.ts';
 import type { Wallet } from './wallet.ts';
 import { WindowCharges } from './window-charges.ts';
 
-export type { BalanceReadout, ChargeSpec, Delivery, Payer, Settlement, WindowOptions } from './types.ts';
+export type { BalanceReadout, BegunDelivery, ChargeSpec, Delivery, PaidSqlRead, Payer, Settlement, WindowOptions } from './types.ts';
 export type { Hold, HoldPlan } from './holds.ts';
 
 export interface BillingOptions {
@@ -264,6 +264,11 @@ export class Billing {
   /** The charge key of a stored result of this query the payer paid for in the last 5 minutes: a hint, never a charge decision. */
   paidSqlResult(payer: Payer, queryId: string): Promise<string | undefined> {
     return this.#windows.paidSqlResult(payer, queryId);
+  }
+
+  /** `paidSqlResult` in the request's counter call, a paid re-read's delivery begun with it (`WindowCharges.paidSqlRead`). */
+  paidSqlRead(payer: Payer, queryId: string): PaidSqlRead {
+    return this.#windows.paidSqlRead(payer, queryId);
   }
 
   /** A response under a window's charge (a SQL result, an export file): `WindowCharges.deliver`. */

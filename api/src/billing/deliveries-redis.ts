@@ -14,7 +14,9 @@ import { utcDay } from '../quota.ts';
 import { type BytesDelivered, DELIVERED_BYTES_TTL_MS, PARTIAL_REFUNDS_PER_DAY, PARTIAL_REFUNDS_TTL_MS, bytesToStand, carriesBytes } from './bytes-delivered.ts';
 import { accountOfChargeKey, windowBaseOf } from './charge-keys.ts';
 import { DELIVERY_STATE_TTL_MS, type DeliveryTracker } from './deliveries.ts';
+import { sendWithNextWrite } from '../limiter/redis.ts';
 import { type Script, runScript, script } from './redis-scripts.ts';
+import { BEGIN_DELIVERY, type BeginPart } from './reread-rider.ts';
 
 // Claims a charge's refund (its state is unset and no delivery is in flight). A partial refund takes
 // one of the account's day; when none is left the charge stands (`done`) and 0 is returned.
@@ -59,13 +61,8 @@ local function cover(key, s, e, ttl)
 end`;
 
 // KEYS: deliveries, state, open. ARGV: delivery id, expiry, state ttl, charge key.
-const BEGIN = script(`
-local st = redis.call('GET', KEYS[2])
-if st == 'refunding' or st == 'refunded' then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('ZADD', KEYS[3], 'GT', ARGV[2], ARGV[4])
-return 1`);
+const BEGIN = script(`${BEGIN_DELIVERY}
+return beginDelivery(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3], ARGV[4])`);
 
 const TOUCH = script(`
 if redis.call('ZADD', KEYS[1], 'XX', 'CH', ARGV[2], ARGV[1]) == 1 then redis.call('ZADD', KEYS[3], 'GT', ARGV[2], ARGV[4]) end
@@ -148,12 +145,19 @@ export class RedisDeliveryTracker implements DeliveryTracker {
     return (await this.#run(BEGIN, chargeKey, deliveryId, expiresAtMs)) === 1;
   }
 
+  beginRider(deliveryId: string, expiresAtMs: number): BeginPart {
+    return { keys: [`${this.#prefix}dlv-open`], args: [`${this.#prefix}dlv:`, `${this.#prefix}dlv-state:`, deliveryId, expiresAtMs, DELIVERY_STATE_TTL_MS] };
+  }
+
   async touch(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<void> {
     await this.#run(TOUCH, chargeKey, deliveryId, expiresAtMs);
   }
 
-  async complete(chargeKey: string, deliveryId: string): Promise<void> {
-    await this.#run(COMPLETE, chargeKey, deliveryId, 0);
+  async complete(chargeKey: string, deliveryId: string, withNextWrite = false): Promise<void> {
+    if (!withNextWrite) return void (await this.#run(COMPLETE, chargeKey, deliveryId, 0));
+    await new Promise((resolve, reject) => {
+      sendWithNextWrite(this.#redis, () => void this.#run(COMPLETE, chargeKey, deliveryId, 0).then(resolve, reject));
+    });
   }
 
   async release(chargeKey: string, deliveryId: string): Promise<void> {

@@ -18,15 +18,24 @@
  */
 import { type ByteSpan, type BytesDelivered, PARTIAL_REFUNDS_PER_DAY, bytesToStand, carriesBytes, coveredBytes, mergeSpans } from './bytes-delivered.ts';
 import { accountOfChargeKey, windowBaseOf } from './charge-keys.ts';
+import type { BeginPart } from './reread-rider.ts';
 import { utcDay } from '../quota.ts';
 
 export interface DeliveryTracker {
   /** Registers a delivery; false when the charge is being (or was) refunded. */
   begin(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<boolean>;
+  /**
+   * `begin` as a part of a paid re-read's counter call, on the charge its marker names
+   * (`reread-rider.ts`); undefined: not on this tracker's store now (in-process, or Redis failing).
+   */
+  beginRider?(deliveryId: string, expiresAtMs: number): BeginPart | undefined;
   /** Renews a long delivery's entry. */
   touch(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<void>;
-  /** The delivery went out whole: the charge stands from now on. */
-  complete(chargeKey: string, deliveryId: string): Promise<void>;
+  /**
+   * The delivery went out whole: the charge stands from now on. `withNextWrite`: the step may wait
+   * for the store's next call to leave with (a delivery under a charge that was paid before it).
+   */
+  complete(chargeKey: string, deliveryId: string, withNextWrite?: boolean): Promise<void>;
   /** The delivery never carried the charge (the charge was refused): forget it, decide nothing. */
   release(chargeKey: string, deliveryId: string): Promise<void>;
   /**
@@ -187,12 +196,16 @@ export class ResilientDeliveryTracker implements DeliveryTracker {
     return this.#either((t) => t.begin(chargeKey, deliveryId, expiresAtMs));
   }
 
+  beginRider(deliveryId: string, expiresAtMs: number): BeginPart | undefined {
+    return this.#failing ? undefined : this.#primary.beginRider?.(deliveryId, expiresAtMs);
+  }
+
   touch(chargeKey: string, deliveryId: string, expiresAtMs: number): Promise<void> {
     return this.#either((t) => t.touch(chargeKey, deliveryId, expiresAtMs));
   }
 
-  complete(chargeKey: string, deliveryId: string): Promise<void> {
-    return this.#either((t) => t.complete(chargeKey, deliveryId));
+  complete(chargeKey: string, deliveryId: string, withNextWrite?: boolean): Promise<void> {
+    return this.#either((t) => t.complete(chargeKey, deliveryId, withNextWrite));
   }
 
   release(chargeKey: string, deliveryId: string): Promise<void> {

@@ -8,6 +8,7 @@ import type { Logger } from '@uda/shared/logger';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
+import type { BeginPart, PaidMarkerRider } from './reread-rider.ts';
 import type { Metrics } from '../metrics.ts';
 import { type Balances, insufficientCredit } from './balances.ts';
 import type { Journal } from './journal.ts';
@@ -211,6 +212,11 @@ export class LeaseWallet {
    */
   async paidMarker(accountId: string, name: string): Promise<string | undefined> {
     return this.#o.wallet.paidMarker(accountId, name).catch(() => undefined);
+  }
+
+  /** `paidMarker` as a rider of the request's counter call; undefined for a wallet in this process. */
+  paidMarkerRider(accountId: string, name: string, begin?: BeginPart): PaidMarkerRider | undefined {
+    return this.#o.wallet.paidMarkerRider(accountId, name, begin);
   }
 
   /** Sets a re-read marker for a result that cost nothing; a failed store leaves none (the slow way). */

@@ -4,6 +4,7 @@
  * other in a circle; \`billing.ts\`, \`ledger.ts\` and \`wallet.ts\` re-export them for their callers.
  */
 import type { Tier } from '@uda/shared/catalog';
+import type { TakeRider } from '../limiter/types.ts';
 import type { ByteSpan } from './bytes-delivered.ts';
 
 export interface BreakdownItem {
@@ -51,6 +52,20 @@ export interface Settlement {
   readonly balanceMicro: number;
 }
 
+/** A delivery a paid re-read's first Redis call began on the charge its marker names (`reread-rider.ts`). */
+export interface BegunDelivery {
+  readonly deliveryId: string;
+  readonly balanceMicro?: number;
+}
+
+/** A paid SQL re-read's check as a rider of the request's counter call: `read` its reply (undefined: it did not run). */
+export interface PaidSqlRead {
+  readonly rider: TakeRider | undefined;
+  read(reply: unknown): { readonly paidKey?: string; readonly begun?: BegunDelivery } | undefined;
+  /** Ends a delivery `read` reported begun that no response went out under (the request failed first). */
+  release(paidKey: string, begun: BegunDelivery): Promise<void>;
+}
+
 export interface WindowOptions extends ChargeSpec {
   /** False for a response that carries no bytes (a HEAD): it never holds a paid charge up. */
   readonly carriesBytes: boolean;
@@ -66,6 +81,8 @@ export interface WindowOptions extends ChargeSpec {
    * first look at the window takes it instead of reading the marker again. A server value only.
    */
   readonly paidKey?: string;
+  /** The delivery the re-read's first call began on `paidKey`, and the balance it read (`PaidSqlRead`). */
+  readonly begun?: BegunDelivery;
   /**
    * The size of the window's file (an export), whose bytes count (rule 8): a broken response then
    * reports what it delivered (`Delivery.sent`). Undefined: a response delivers all or nothing.

@@ -138,6 +138,10 @@ export class MemoryWallet implements Wallet {
     return undefined;
   }
 
+  paidMarkerRider(): undefined {
+    return undefined;
+  }
+
   holdReply(): HoldResult {
     return { ok: false, leased: false };
   }

@@ -13,6 +13,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { TakeRider } from '../limiter/types.ts';
+import { type BeginPart, type PaidMarkerRider, REREAD_RIDER, type RereadReply, rereadFieldsOf } from './reread-rider.ts';
 import { type Script, runScript, script } from './redis-scripts.ts';
 import type { Buckets, ChargeRecord, HoldRequest, HoldResult, PaidMarker, Release, SpendResult, Wallet } from './wallet.ts';
 
@@ -86,6 +87,21 @@ const RELEASE_ALL_FN = `
 local function releaseAll(prefix, args, from)
   for i = from, #args, 3 do release(prefix, args[i], args[i + 1], tonumber(args[i + 2])) end
 end`;
+
+// A re-read marker read in a request's counter call: '' for none (a nil would end the reply's list).
+const MARKER_RIDER = `return redis.call('GET', RK[1]) or ''`;
+
+/** The wallet's fields its stored balance reads, here and in a paid re-read's first call (`reread-rider.ts`). */
+const BALANCE_FIELDS = ['bal', 'lease', 'partial', 'open', 'unspent', 'held'];
+
+/**
+ * The whole balance from the stored buckets and the wallet's part; undefined when no buckets are
+ * stored or the wallet's part is PostgreSQL's to tell (`walletPart`).
+ */
+function storedBalanceOf([bal, ...wallet]: readonly (string | null | undefined)[]): number | undefined {
+  const available = walletPart(wallet.map((v) => v ?? null));
+  return bal === null || bal === undefined || available === undefined ? undefined : Number(bal) + available;
+}
 
 // The rider of a request's counter call (`TakeRider`): first the releases it carries, then, unless a
 // counter refused the request, the hold. RK: wallet, holds, hold expiries. RA: prefix, account, key,
@@ -207,6 +223,18 @@ export class RedisWallet implements Wallet {
     return (await this.#redis.get(this.#marker(accountId, name))) ?? undefined;
   }
 
+  paidMarkerRider(accountId: string, name: string, begin?: BeginPart): PaidMarkerRider {
+    const marker = this.#marker(accountId, name);
+    if (!begin) return { lua: MARKER_RIDER, keys: [marker], args: [], read: (reply) => (typeof reply === 'string' ? { ...(reply ? { paidKey: reply } : {}), begun: false } : undefined) };
+    const read = (reply: unknown): RereadReply | undefined => {
+      const fields = rereadFieldsOf(reply);
+      if (!fields?.marker) return fields && { begun: false };
+      const balanceMicro = storedBalanceOf(fields.fields);
+      return { paidKey: fields.marker, begun: fields.begun, ...(balanceMicro === undefined ? {} : { balanceMicro }) };
+    };
+    return { lua: REREAD_RIDER, keys: [marker, this.#wallet(accountId), ...begin.keys], args: [...begin.args, ...BALANCE_FIELDS], read };
+  }
+
   async markPaid(accountId: string, marker: PaidMarker, chargeKey: string): Promise<void> {
     await this.#redis.set(this.#marker(accountId, marker.name), chargeKey, 'PX', marker.ttlMs);
   }
@@ -224,9 +252,7 @@ export class RedisWallet implements Wallet {
   }
 
   async storedBalance(accountId: string): Promise<number | undefined> {
-    const [bal, ...wallet] = await this.#redis.hmget(this.#wallet(accountId), 'bal', 'lease', 'partial', 'open', 'unspent', 'held');
-    const available = walletPart(wallet);
-    return bal === null || available === undefined ? undefined : Number(bal) + available;
+    return storedBalanceOf(await this.#redis.hmget(this.#wallet(accountId), ...BALANCE_FIELDS));
   }
 
   holdRider(accountId: string, hold: HoldRequest, releases: readonly Release[]): TakeRider {

@@ -28,6 +28,7 @@
  *   funded from its first part.
  */
 import type { TakeRider } from '../limiter/types.ts';
+import type { BeginPart, PaidMarkerRider } from './reread-rider.ts';
 import type { Buckets, ChargeRecord } from './types.ts';
 
 export type { Buckets, ChargeRecord, PendingCharge } from './types.ts';
@@ -98,6 +99,8 @@ export interface Wallet {
   openLeases(): Promise<{ accountId: string; leaseId: string }[]>;
   /** The charge key a live re-read marker names; undefined when there is none (never set, expired, forgotten or lost). */
   paidMarker(accountId: string, name: string): Promise<string | undefined>;
+  /** `paidMarker` as a rider of a counter call (reply: the charge key, '' for none); undefined: read it alone. */
+  paidMarkerRider(accountId: string, name: string, begin?: BeginPart): PaidMarkerRider | undefined;
   /** Sets a re-read marker without a spend (a result that costs nothing). */
   markPaid(accountId: string, marker: PaidMarker, chargeKey: string): Promise<void>;
   /** Removes a re-read marker (its charge is being refunded). */

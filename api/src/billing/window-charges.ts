@@ -10,7 +10,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Balances } from './balances.ts';
-import type { Delivery, Payer, Settlement, WindowOptions } from './types.ts';
+import type { Delivery, PaidSqlRead, Payer, Settlement, WindowOptions } from './types.ts';
 import type { ByteSpan } from './bytes-delivered.ts';
 import { type WindowSpec, windowBaseOf, windowChargeKey } from './charge-keys.ts';
 import { DELIVERY_STATE_TTL_MS, type DeliveryTracker } from './deliveries.ts';
@@ -63,12 +63,36 @@ export class WindowCharges {
   }
 
   /**
+   * `paidSqlResult` in the request's counter call: with a marker, the same script begins the
+   * response's delivery on the charge it names and reads the balance to report (`reread-rider.ts`),
+   * so a paid re-read makes no other round trip. Without a tracker on Redis, the marker alone. A
+   * begun delivery whose reply was lost (Redis failed after running it) expires in flight by itself.
+   */
+  paidSqlRead(payer: Payer, queryId: string): PaidSqlRead {
+    const deliveryId = randomUUID();
+    const begin = this.#o.deliveries.beginRider?.(deliveryId, this.#o.now() + this.#o.ttlMs);
+    const rider = this.#o.leaseWallet.paidMarkerRider(payer.accountId, queryId, begin);
+    return {
+      rider,
+      read: (reply) => {
+        const read = rider?.read(reply);
+        if (!read) return undefined;
+        const begun = read.begun ? { deliveryId, ...(read.balanceMicro === undefined ? {} : { balanceMicro: read.balanceMicro }) } : undefined;
+        return { ...(read.paidKey === undefined ? {} : { paidKey: read.paidKey }), ...(begun ? { begun } : {}) };
+      },
+      release: (paidKey, begun) => this.#o.deliveries.release(paidKey, begun.deliveryId),
+    };
+  }
+
+  /**
    * A response under a window's charge (a SQL result, an export file). Registers the delivery
    * before charging, so no other delivery's break can refund the charge this one stands on; then
    * charges when the window is not paid yet. When the window's charge is being refunded, it waits
    * for the refund and charges under the next key.
    */
   async deliver(payer: Payer, window: WindowSpec, options: WindowOptions): Promise<Delivery> {
+    const begun = await this.#begunRead(payer, window, options);
+    if (begun) return begun;
     const first = options.madeResult && options.carriesBytes && window.lengthMs === undefined ? await this.#deliverFirst(payer, window, options) : undefined;
     if (first) return first;
     for (let attempt = 0; attempt < WINDOW_ATTEMPTS; attempt++) {
@@ -77,20 +101,38 @@ export class WindowCharges {
       const current = await this.#window(payer, window, marked);
       if (current.paid && !options.carriesBytes) return this.#freeRead(payer, current.key);
       const id = randomUUID();
-      if (!(await this.#begin(current.key, id))) {
+      // A paid window's balance readout goes in the begin's round trip (it does not depend on it).
+      const [begun, readout] = await Promise.all([this.#begin(current.key, id), current.paid ? this.#uncharged(payer) : undefined]);
+      if (!begun) {
         await sleep(WAIT_FOR_REFUND_MS);
         continue;
       }
       let settlement: Settlement;
       try {
-        settlement = current.paid ? await this.#uncharged(payer) : (await this.#charge(payer, current.key, options)).settlement;
+        settlement = readout ?? (await this.#charge(payer, current.key, options)).settlement;
       } catch (error) {
         await this.#release(payer, current.key, id);
         throw error;
       }
-      return this.#delivery(current.key, id, settlement, options.sizeBytes);
+      return this.#delivery(current.key, id, settlement, options.sizeBytes, current.paid);
     }
     throw new ApiError(ErrorCode.QUERY_BACKEND_UNAVAILABLE, {}, { 'Retry-After': '1' });
+  }
+
+  /**
+   * The delivery a paid re-read's first call began (`paidSqlRead`), when its marker's charge is this
+   * window's and the response carries bytes. Otherwise that delivery is ended, deciding nothing (not
+   * awaited: it leaves in the write of the steps that follow), and the window is found as before.
+   */
+  async #begunRead(payer: Payer, window: WindowSpec, options: WindowOptions): Promise<Delivery | undefined> {
+    const { begun, paidKey } = options;
+    if (!begun || paidKey === undefined) return undefined;
+    if (!options.carriesBytes || windowBaseOf(paidKey) !== window.base) {
+      void this.#o.writes.track(this.#o.deliveries.release(paidKey, begun.deliveryId));
+      return undefined;
+    }
+    const balanceMicro = begun.balanceMicro ?? (await this.#uncharged(payer)).balanceMicro;
+    return this.#delivery(paidKey, begun.deliveryId, { chargedMicro: 0, balanceMicro }, options.sizeBytes, true);
   }
 
   /**
@@ -127,13 +169,19 @@ export class WindowCharges {
    * charged first (then that charge stands: this delivery now holds it, so it cannot be refunded).
    * A duplicate is checked against the ledger too, for a tracker that fell back to this process
    * (Redis down) and cannot know another pod's refund. Undefined: fall back to the ledger read.
+   * The begin and the spend leave in one write (one round trip), the begin first, so Redis registers
+   * the delivery before the charge; a key the tracker refuses was spent before, so the wallet
+   * remembers it and the spend is a duplicate (`#refusedFirst` undoes one that was not).
    */
   async #deliverFirst(payer: Payer, window: WindowSpec, options: WindowOptions): Promise<Delivery | undefined> {
     const key = windowChargeKey(window.base, 0);
     const id = randomUUID();
-    if (!(await this.#begin(key, id))) return undefined;
+    const beginning = this.#begin(key, id);
+    const charging = this.#charge(payer, key, options);
+    charging.catch(() => undefined);
+    if (!(await beginning)) return this.#refusedFirst(payer, key, options, charging);
     try {
-      const { settlement, duplicate } = await this.#charge(payer, key, options);
+      const { settlement, duplicate } = await charging;
       if (duplicate && (await this.#o.ledger.refunded(key))) {
         await this.#o.deliveries.release(key, id);
         return undefined;
@@ -143,6 +191,22 @@ export class WindowCharges {
       await this.#release(payer, key, id);
       throw error;
     }
+  }
+
+  /**
+   * The tracker refused the first key (it is being or was refunded) while its spend went out in the
+   * same write. That spend found the key remembered, a duplicate; should the wallet have forgotten
+   * it (its data lost), the charge and the marker it set are taken back, as no delivery stands on it.
+   */
+  async #refusedFirst(payer: Payer, key: string, options: WindowOptions, charging: Promise<{ duplicate: boolean; settlement: Settlement }>): Promise<undefined> {
+    const charged = await charging.then(
+      ({ duplicate, settlement }) => !duplicate && settlement.chargedMicro > 0,
+      () => false,
+    );
+    if (!charged) return undefined;
+    if (options.queryId !== undefined) await this.#o.leaseWallet.forgetPaid(payer.accountId, options.queryId);
+    await this.#o.leaseWallet.refund(payer.accountId, key);
+    return undefined;
   }
 
   /**
@@ -192,8 +256,14 @@ export class WindowCharges {
     return { settlement, chargeKey: key, holdsCharge: false, complete: async () => undefined, abandon: async () => settlement, sent: () => undefined };
   }
 
-  /** A registered delivery, renewed while it runs, ended once; of a file of `sizeBytes`, it reports the bytes it sent. */
-  #delivery(chargeKey: string, id: string, settlement: Settlement, sizeBytes: number | undefined): Delivery {
+  /**
+   * A registered delivery, renewed while it runs, ended once; of a file of `sizeBytes`, it reports
+   * the bytes it sent. Under a charge paid before it (`paidBefore`, a re-read), its end leaves with
+   * the pod's next Redis call (at most 250 ms later): meanwhile it still counts as in flight, which
+   * only keeps the charge from a refund. A pod killed meanwhile leaves it to expire in flight; then
+   * the charge stands if another delivery under it completed, or is refunded: never charged twice.
+   */
+  #delivery(chargeKey: string, id: string, settlement: Settlement, sizeBytes: number | undefined, paidBefore = false): Delivery {
     const { deliveries, writes, refunds, ttlMs, now } = this.#o;
     let ended = false;
     let span: ByteSpan | undefined;
@@ -211,7 +281,7 @@ export class WindowCharges {
       chargeKey,
       holdsCharge: true,
       complete: async () => {
-        if (end()) await writes.track(deliveries.complete(chargeKey, id));
+        if (end()) await writes.track(deliveries.complete(chargeKey, id, paidBefore));
       },
       abandon: async () => {
         const delivered = sizeBytes === undefined || !span ? undefined : { span, sizeBytes };

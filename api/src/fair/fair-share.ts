@@ -16,13 +16,13 @@ import { RunnerError } from '@uda/shared/runner-contract';
 import {
   addressBudgetMessage,
   budgetMessage,
-  budgetSpent,
+  type BudgetWindow,
   budgetWindowOf,
   concurrencyMessage,
   type FairShareLimits,
   secondsUntil,
 } from './rules.ts';
-import type { FairStore } from './store.ts';
+import type { FairStart, FairStore } from './store.ts';
 
 export interface FairCaller {
   readonly accountId: string;
@@ -36,6 +36,15 @@ export interface FairShareOptions {
   readonly callTimeoutMs: number;
   /** The hashed address an account signed up from (never changes), or undefined (admin-created). */
   readonly signupAddressOf?: (accountId: string) => Promise<string | undefined>;
+}
+
+/** One try at a run's start: what the store decided, for whom, and in which budget window. */
+export interface FairTry {
+  readonly caller: FairCaller;
+  readonly budgets: string[];
+  readonly window: BudgetWindow;
+  readonly now: number;
+  readonly started: FairStart;
 }
 
 const POLL_MS = 100;
@@ -53,18 +62,38 @@ export class FairShare {
     this.#options = options;
   }
 
-  /** Runs `work` (one runner call that may execute SQL) within the caller's share. */
-  async run<T>(caller: FairCaller, work: () => Promise<T>): Promise<T> {
-    const budgets = await this.#budgetsOf(caller);
-    await this.#checkBudget(caller, budgets);
-    const token = await this.#hold(caller);
+  /**
+   * A run's first try at its start (the budgets' check and a token), sent now so that it leaves in
+   * one write with the request's other checks of this event-loop turn (the daily cap's count):
+   * `run` goes on from it, or `drop` gives its token back when another check refused the request.
+   */
+  async firstTry(caller: FairCaller): Promise<FairTry> {
+    return this.#try(caller, await this.#budgetsOf(caller));
+  }
+
+  /** A first try whose run never came: its token goes back (with the request's next Redis call). */
+  drop(first: Promise<FairTry>): void {
+    void first.then(
+      async ({ caller, started }) => {
+        if (started.token) await this.#options.store.release(caller.accountId, started.token);
+      },
+      () => undefined,
+    );
+  }
+
+  /** Runs `work` (one runner call that may execute SQL) within the caller's share, from `first` when it was tried already. */
+  async run<T>(caller: FairCaller, work: () => Promise<T>, first?: Promise<FairTry>): Promise<T> {
+    const tried = await (first ?? this.firstTry(caller));
+    const token = await this.#start(tried);
     try {
       return await work();
     } catch (error) {
-      await this.#spend(budgets, error);
+      await this.#spend(tried.budgets, error);
       throw error;
     } finally {
-      await this.#options.store.release(caller.accountId, token);
+      // Not awaited: the release leaves with the request's next Redis call (its delivery's begin),
+      // no round trip of its own; it is sent before the answer, so the caller's next query finds it.
+      void this.#options.store.release(caller.accountId, token);
     }
   }
 
@@ -80,32 +109,35 @@ export class FairShare {
     return address === undefined ? [caller.accountId] : [caller.accountId, `address:${address}`];
   }
 
-  async #checkBudget(caller: FairCaller, budgets: string[]): Promise<void> {
-    const { limits, store } = this.#options;
+  /** One store call: the budgets' check and one of the caller's concurrent-query tokens together. */
+  async #try(caller: FairCaller, budgets: string[]): Promise<FairTry> {
+    const { limits, store, callTimeoutMs } = this.#options;
     const now = Date.now();
     const window = budgetWindowOf(now, limits.budgetWindowS);
-    const [own, address = 0] = await Promise.all(budgets.map((key) => store.spent(key, window.id)));
-    const message = budgetSpent(own!, caller.tier, limits)
-      ? budgetMessage(caller.tier, limits, window)
-      : address >= limits.addressBudgetSeconds * 1000
-        ? addressBudgetMessage(limits, window)
-        : undefined;
-    if (message === undefined) return;
-    throw new ApiError(ErrorCode.RUNNER_BUDGET_EXCEEDED, { message }, { 'Retry-After': String(secondsUntil(window.resetsAtMs, now)) });
+    const caps = budgets.map((key, i) => ({ key, window: window.id, capMs: i === 0 ? limits.budgetSeconds[caller.tier] * 1000 : limits.addressBudgetSeconds * 1000 }));
+    const started = await store.start(caller.accountId, limits.concurrent[caller.tier], callTimeoutMs + TOKEN_SLACK_MS, caps);
+    return { caller, budgets, window, now, started };
   }
 
-  async #hold(caller: FairCaller): Promise<string> {
-    const { limits, store, callTimeoutMs } = this.#options;
-    const limit = limits.concurrent[caller.tier];
-    const ttlMs = callTimeoutMs + TOKEN_SLACK_MS;
-    const giveUpAt = Date.now() + limits.waitMs;
-    for (;;) {
-      const token = await store.tryHold(caller.accountId, limit, ttlMs);
-      if (token) return token;
+  /** The token of the first try, or of the next tries while none is free, for at most `waitMs`. */
+  async #start(first: FairTry): Promise<string> {
+    const { caller, budgets } = first;
+    const { limits } = this.#options;
+    const giveUpAt = first.now + limits.waitMs;
+    for (let tried = first; ; tried = await this.#try(caller, budgets)) {
+      if (tried.started.spentBudget !== undefined) throw this.#budgetRefusal(caller, tried.started.spentBudget, tried.window, tried.now);
+      if (tried.started.token) return tried.started.token;
       if (Date.now() + POLL_MS > giveUpAt) break;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
     throw new ApiError(ErrorCode.QUERY_CONCURRENCY_LIMITED, { message: concurrencyMessage(caller.tier, limits) }, { 'Retry-After': String(CONCURRENCY_RETRY_AFTER_S) });
+  }
+
+  /** The 429 of a spent budget: the account's own (index 0), or its sign-up address's. */
+  #budgetRefusal(caller: FairCaller, spentBudget: number, window: BudgetWindow, now: number): ApiError {
+    const { limits } = this.#options;
+    const message = spentBudget === 0 ? budgetMessage(caller.tier, limits, window) : addressBudgetMessage(limits, window);
+    return new ApiError(ErrorCode.RUNNER_BUDGET_EXCEEDED, { message }, { 'Retry-After': String(secondsUntil(window.resetsAtMs, now)) });
   }
 
   async #spend(budgets: string[], error: unknown): Promise<void> {

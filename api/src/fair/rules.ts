@@ -46,10 +46,6 @@ export function secondsUntil(atMs: number, nowMs: number): number {
   return Math.max(1, Math.ceil((atMs - nowMs) / 1000));
 }
 
-export function budgetSpent(spentMs: number, tier: Tier, limits: FairShareLimits): boolean {
-  return spentMs >= limits.budgetSeconds[tier] * 1000;
-}
-
 export function budgetMessage(tier: Tier, limits: FairShareLimits, window: BudgetWindow): string {
   return (
     `Runner time budget spent: queries that timed out or hit the memory cap used this account's ${limits.budgetSeconds[tier]} ` +

@@ -9,10 +9,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { runScript, script } from '../billing/redis-scripts.ts';
-import { type FairStore, MemoryFairStore } from './store.ts';
+import { writeWithTurn } from '../limiter/redis.ts';
+import { type BudgetCap, type FairStart, type FairStore, MemoryFairStore } from './store.ts';
 
-// KEYS: the caller's set. ARGV: now ms, limit, ttl ms, token. Returns 1 when held.
-const HOLD = script(`
+// KEYS: the caller's set, then the budgets' spent keys. ARGV: now ms, limit, ttl ms, token, then each
+// budget's cap ms. Returns -i when budget i (from 1) is spent, 1 when held, 0 when `limit` run already.
+const START = script(`
+for i = 2, #KEYS do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') >= tonumber(ARGV[3 + i]) then return 1 - i end
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
 redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) + tonumber(ARGV[3]), ARGV[4])
@@ -31,18 +36,21 @@ export class RedisFairStore implements FairStore {
     this.#onError = options.onError;
   }
 
-  async tryHold(key: string, limit: number, ttlMs: number): Promise<string | undefined> {
+  async start(key: string, limit: number, ttlMs: number, budgets: readonly BudgetCap[]): Promise<FairStart> {
     const token = randomUUID();
+    const keys = [this.#runKey(key), ...budgets.map((b) => this.#spentKey(b.key, b.window))];
     try {
-      const held = await runScript(this.#redis, HOLD, [this.#runKey(key)], Date.now(), limit, ttlMs, token);
-      return held === 1 ? token : undefined;
+      const outcome = Number(await runScript(this.#redis, START, keys, Date.now(), limit, ttlMs, token, ...budgets.map((b) => b.capMs)));
+      return outcome < 0 ? { spentBudget: -outcome - 1 } : outcome === 1 ? { token } : {};
     } catch (error) {
       this.#onError(error);
-      return this.#insurance.tryHold(key, limit, ttlMs);
+      return this.#insurance.start(key, limit, ttlMs, budgets);
     }
   }
 
+  /** Leaves with the other commands of its event-loop turn (the delivery's begin that follows the run). */
   async release(key: string, token: string): Promise<void> {
+    writeWithTurn(this.#redis);
     await this.#redis.zrem(this.#runKey(key), token).catch(this.#onError);
     await this.#insurance.release(key, token);
   }

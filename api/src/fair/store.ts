@@ -5,9 +5,25 @@
  */
 import { randomUUID } from 'node:crypto';
 
+/** A runner-time budget a start checks first: spent when `key` used `capMs` or more in `window`. */
+export interface BudgetCap {
+  readonly key: string;
+  readonly window: number;
+  readonly capMs: number;
+}
+
+/**
+ * What a start decided: `spentBudget`, the index of the first budget in `budgets` that is spent (no
+ * token taken); otherwise `token` for one more running query, or neither when `limit` run already.
+ */
+export interface FairStart {
+  readonly token?: string;
+  readonly spentBudget?: number;
+}
+
 export interface FairStore {
-  /** A token for one more running query of `key`, or undefined when `limit` run already. */
-  tryHold(key: string, limit: number, ttlMs: number): Promise<string | undefined>;
+  /** The budgets' check and a token for one more running query of `key`, in one step (one Redis call). */
+  start(key: string, limit: number, ttlMs: number, budgets: readonly BudgetCap[]): Promise<FairStart>;
   release(key: string, token: string): Promise<void>;
   /** Milliseconds of runner time `key` spent in budget window `window`. */
   spent(key: string, window: number): Promise<number>;
@@ -18,7 +34,16 @@ export class MemoryFairStore implements FairStore {
   readonly #held = new Map<string, Map<string, number>>();
   readonly #spent = new Map<string, { ms: number; expiresAt: number }>();
 
-  async tryHold(key: string, limit: number, ttlMs: number): Promise<string | undefined> {
+  async start(key: string, limit: number, ttlMs: number, budgets: readonly BudgetCap[]): Promise<FairStart> {
+    for (let i = 0; i < budgets.length; i++) {
+      const budget = budgets[i]!;
+      if ((await this.spent(budget.key, budget.window)) >= budget.capMs) return { spentBudget: i };
+    }
+    const token = this.#hold(key, limit, ttlMs);
+    return token === undefined ? {} : { token };
+  }
+
+  #hold(key: string, limit: number, ttlMs: number): string | undefined {
     const now = Date.now();
     const tokens = this.#held.get(key) ?? new Map<string, number>();
     for (const [token, expiresAt] of tokens) if (expiresAt <= now) tokens.delete(token);

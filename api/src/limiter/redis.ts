@@ -209,9 +209,40 @@ function resultsOf(takes: readonly CounterTake[], flat: readonly number[]): Take
  */
 export function writeWithTurn(client: Redis): void {
   const stream = (client as unknown as { stream?: Socket }).stream;
-  if (!stream || stream.writableCorked > 0) return;
-  stream.cork();
-  setImmediate(() => stream.uncork());
+  if (!stream) return;
+  if (stream.writableCorked === 0) {
+    stream.cork();
+    setImmediate(() => stream.uncork());
+  }
+  sendWaiting(client);
+}
+
+/** How long a command sent with the next write waits for one, at most (the billing flush's interval). */
+export const NEXT_WRITE_WAIT_MS = 250;
+
+/** Per client, the sends waiting for its next write (`sendWithNextWrite`), and the timer that sends them anyway. */
+const waiting = new WeakMap<Redis, { sends: (() => void)[]; timer: NodeJS.Timeout }>();
+
+/**
+ * Sends `send`'s commands with the client's next write (any request's call, `writeWithTurn`), or
+ * after `NEXT_WRITE_WAIT_MS` when none comes: work whose reply no answer waits for (a paid window's
+ * delivery end) then costs no round trip of its own.
+ */
+export function sendWithNextWrite(client: Redis, send: () => void): void {
+  let queued = waiting.get(client);
+  if (!queued) {
+    queued = { sends: [], timer: setTimeout(() => sendWaiting(client), NEXT_WRITE_WAIT_MS).unref() };
+    waiting.set(client, queued);
+  }
+  queued.sends.push(send);
+}
+
+function sendWaiting(client: Redis): void {
+  const queued = waiting.get(client);
+  if (!queued) return;
+  waiting.delete(client);
+  clearTimeout(queued.timer);
+  for (const send of queued.sends) send();
 }
 
 /** How long Redis may answer nothing while a command waits, before its callers fall back (`redis-deadline.ts`). */

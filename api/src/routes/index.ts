@@ -17,7 +17,7 @@
  * in their own tables behind their own middleware: `/dashboard/api/*` in `session/routes.ts`
  * (session cookie and CSRF), the admin port's `/admin/*` in `admin/routes.ts` (bearer token).
  */
-import express, { type Express, type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { authenticate } from '../middleware/authenticate/index.ts';
 import { applyGuards, liftGuards } from '../middleware/counters/index.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
@@ -64,8 +64,10 @@ export function apiRoutes(services: Services): RouteDef[] {
  * limits (the burst limit still pending from `app.ts`, and the route's anonymous allowance or
  * daily cap, wherever its handlers list them) are decided in one counter call (`counters/`). A
  * key the cache can't answer takes the burst count alone first, so a flood of unknown keys meets
- * the burst limit before PostgreSQL. The routes are found by their first path segment
- * (`byFirstSegment`), in the list's order.
+ * the burst limit before PostgreSQL. A `burstInHandler` route (SQL) leaves the burst count to its
+ * handler, which takes it with the re-read marker once the body gave the query id (DECISIONS §3);
+ * a request failing before that takes it on its way out. The routes are found by their first path
+ * segment (`byFirstSegment`), in the list's order.
  */
 export function registerRoutes(app: Express, routes: readonly RouteDef[], services: Services): void {
   const { keys, limiterBackend, guards } = services;
@@ -76,7 +78,7 @@ export function registerRoutes(app: Express, routes: readonly RouteDef[], servic
   const mount = (router: Router, route: RouteDef) => {
     const label = route.label ?? String(route.path);
     const { guards: routeGuards, rest } = liftGuards(route.handlers);
-    const limits = [guards.burst, ...routeGuards];
+    const limits = route.burstInHandler ? routeGuards : [guards.burst, ...routeGuards];
     const authenticateCaller = route.queryToken ? withToken : headerOnly;
     const body = route.method === 'get' || route.method === 'head' ? [] : [readJsonBody(route.doc, json)];
     // Tag, authentication and limits as one handler: they run on every request of the route, and
@@ -89,7 +91,12 @@ export function registerRoutes(app: Express, routes: readonly RouteDef[], servic
       await applyGuards(limiterBackend, limits, req, res);
       next();
     };
-    router[route.method](route.path, enter, ...body, ...rest);
+    router[route.method](route.path, enter, ...body, ...rest, ...(route.burstInHandler ? [takeBurstOnError] : []));
+  };
+  // A request of a `burstInHandler` route that failed before its handler took the burst count: it
+  // counts all the same, and the burst limit's refusal comes first.
+  const takeBurstOnError: ErrorRequestHandler = function takePendingBurst(error, req, res, next) {
+    applyGuards(limiterBackend, [guards.burst], req, res).then(() => next(error), next);
   };
   app.use(byFirstSegment(routes, mount));
 }

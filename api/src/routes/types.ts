@@ -52,6 +52,11 @@ interface RouteBase {
   readonly style: ErrorStyle;
   /** Accept the key as `?token=` (SPEC Authentication §2 lists the routes). */
   readonly queryToken?: boolean;
+  /**
+   * The route's handler takes the burst count itself, in its first Redis call (the SQL routes: with
+   * the re-read marker, DECISIONS §3); a request that fails before it takes the count on its way out.
+   */
+  readonly burstInHandler?: boolean;
   /** The public description; absent only on internal routes (tests, benchmarks, pages). */
   readonly doc?: RouteDoc;
 }

@@ -62,7 +62,8 @@ export function buildRoute({ handlers, internal: _internal, ...route }: RouteDec
 
 /**
  * Reads a JSON body, after the route's limits (`registerRoutes`): a refused request never gets
- * here, so its body is never read. Only the parser's own failures become the route's invalid
+ * here, so its body is never read (on a `burstInHandler` route the burst count comes after the
+ * body, which gives its query id; a body over the limit is refused without being read). Only the parser's own failures become the route's invalid
  * input (SPEC: a SQL route's 400 is `QUERY_INVALID` in the flat shape); an error raised before
  * this step, such as a limit's 429, passes by untouched, as it never enters this handler.
  */

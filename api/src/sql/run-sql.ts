@@ -57,6 +57,11 @@ export interface RunSqlHooks {
    * then the stored result is read, not run.
    */
   readonly alreadyPaid?: (queryId: string) => Promise<string | undefined>;
+  /**
+   * Takes the request's limits still pending (its burst count), alone: before a read of PostgreSQL
+   * (connected sheets), which a flood must meet the burst limit before. `alreadyPaid` takes them otherwise.
+   */
+  readonly takeLimits?: () => Promise<void>;
   /** Aborts when the client went away: the runner call is dropped, and the runner kills the query. */
   readonly signal?: AbortSignal;
 }
@@ -85,7 +90,7 @@ export async function runSql(services: SqlServices, caller: SqlCaller, request: 
   const targeting = typeof request.sql === 'string' ? targetOf(services, caller, request.sql, request.datasetIds, hooks) : undefined;
   targeting?.catch(() => undefined);
   const validation = await validating;
-  if (!validation.ok) throw new ApiError(ErrorCode.QUERY_INVALID, { message: validation.message });
+  if (!validation.ok) throw await invalidQuery(validation.message, targeting);
   const target = await targeting!;
   const run = { ...target.run, format: request.format };
   const response = await storedOrRun(services, caller, run, target.paidKey !== undefined, hooks);
@@ -100,8 +105,18 @@ export async function runSql(services: SqlServices, caller: SqlCaller, request: 
   };
 }
 
+/** The text's refusal; but the burst limit's, which `targeting` may have taken with the paid check, comes first. */
+async function invalidQuery(message: string, targeting: Promise<unknown> | undefined): Promise<ApiError> {
+  const limited = await targeting?.then(
+    () => undefined,
+    (error: unknown) => (error instanceof ApiError && error.code === ErrorCode.RATE_LIMITED ? error : undefined),
+  );
+  return limited ?? new ApiError(ErrorCode.QUERY_INVALID, { message });
+}
+
 /** What to ask the runner (but the format), and whether the caller already paid for a stored result of it. */
 async function targetOf(services: SqlServices, caller: SqlCaller, sql: string, datasetIds: readonly string[], hooks: RunSqlHooks) {
+  if (datasetIds.length > 0) await hooks.takeLimits?.();
   const datasets = await resolveDatasets(services, caller.accountId, datasetIds);
   const exportVersion = await services.manifests.exportVersion().catch(() => {
     throw backendUnavailable();
@@ -118,16 +133,20 @@ async function storedOrRun(services: SqlServices, caller: SqlCaller, run: RunQue
     const paid = await stored(services, run.queryId, run.format);
     if (paid) return paid;
   }
+  // The caller's fair share is decided before any runner slot is taken (DECISIONS §4). Its first
+  // try is sent with the checks, so it leaves in their write (one round trip); it counts only if they pass.
+  const fair = services.fairShare.firstTry(caller);
+  fair.catch(() => undefined);
   let undo: Undo | void;
   try {
     undo = await hooks.beforeExecute?.();
   } catch (refusal) {
+    services.fairShare.drop(fair);
     const response = await stored(services, run.queryId, run.format);
     if (!response) throw refusal;
     return response;
   }
-  // The caller's fair share is decided before any runner slot is taken (DECISIONS §4).
-  const response = await services.fairShare.run(caller, () => services.runners.runQuery(run, hooks.signal)).catch(async (error: unknown) => {
+  const response = await services.fairShare.run(caller, () => services.runners.runQuery(run, hooks.signal), fair).catch(async (error: unknown) => {
     const failure = sqlFailure(error);
     if (neverRan(failure)) await undo?.();
     throw failure;

@@ -4,10 +4,11 @@
  * charges, the rest report 0 and `X-Service-Cached: true`. The charge itself is `Billing`'s.
  */
 import type { Request, Response } from 'express';
-import type { Delivery } from '../billing/billing.ts';
+import type { BegunDelivery, Delivery, PaidSqlRead } from '../billing/billing.ts';
 import { payerOf, setCreditHeaders } from '../billing/http.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
+import { type RouteGuard, applyGuards } from '../middleware/counters/index.ts';
 import { consumeDailyCap } from '../middleware/daily-cap/index.ts';
 import type { Services } from '../services.ts';
 import type { RunSqlHooks, SqlCaller, SqlResult } from './run-sql.ts';
@@ -27,12 +28,47 @@ export function sqlCallerOf(req: Request): SqlCaller {
 export function sqlHooks(services: Services, req: Request, res: Response): RunSqlHooks {
   return {
     signal: clientGone(res),
-    alreadyPaid: (queryId) => services.billing.paidSqlResult(sqlCallerOf(req), queryId),
+    takeLimits: () => applyGuards(services.limiterBackend, [services.guards.burst], req, res),
+    alreadyPaid: (queryId) => paidWithBurst(services, req, res, queryId),
     beforeExecute: async () => {
       await services.billing.requireCredit(sqlCallerOf(req));
       return consumeDailyCap(services.guards.exportCapOptions, req, res);
     },
   };
+}
+
+/**
+ * The re-read marker, read in the Redis call that takes the request's burst count (the SQL routes
+ * leave it to their handler, `burstInHandler`): one round trip for both. Without the rider's reply
+ * (Redis down, a wallet in this process) the marker is read alone, as before.
+ */
+async function paidWithBurst(services: Services, req: Request, res: Response, queryId: string): Promise<string | undefined> {
+  const caller = sqlCallerOf(req);
+  const paid = services.billing.paidSqlRead(caller, queryId);
+  let reply: unknown;
+  const readMarker: RouteGuard = () => ({
+    rider: paid.rider,
+    apply: async (answer: unknown) => {
+      reply = answer;
+    },
+  });
+  await applyGuards(services.limiterBackend, [services.guards.burst, readMarker], req, res);
+  const read = paid.read(reply);
+  if (!read) return services.billing.paidSqlResult(caller, queryId);
+  const { paidKey, begun } = read;
+  if (paidKey !== undefined && begun) keepBegun(req, res, paid, paidKey, begun);
+  return paidKey;
+}
+
+/** Deliveries a paid re-read's first call began, by request, until `deliverSql` takes them. */
+const begunOf = new WeakMap<Request, BegunDelivery>();
+
+/** Keeps `begun` for the response's delivery; one no response took (the request failed first) is ended. */
+function keepBegun(req: Request, res: Response, paid: PaidSqlRead, paidKey: string, begun: BegunDelivery): void {
+  begunOf.set(req, begun);
+  res.once('close', () => {
+    if (begunOf.get(req) === begun) void paid.release(paidKey, begun).catch(() => undefined);
+  });
 }
 
 /** Aborts when the client's connection closes before the answer was sent: its query is then stopped. */
@@ -47,6 +83,8 @@ export function clientGone(res: Response): AbortSignal {
 /** Charges the window if nobody has yet, and sets the billing headers of this response. */
 export async function deliverSql(services: Services, req: Request, res: Response, result: SqlResult): Promise<Delivery> {
   const { usage } = result;
+  const begun = begunOf.get(req);
+  begunOf.delete(req);
   const delivery = await services.billing.deliverWindow(sqlCallerOf(req), result.window, {
     costMicro: usage.costMicro,
     breakdown: usage.breakdown,
@@ -55,6 +93,7 @@ export async function deliverSql(services: Services, req: Request, res: Response
     priceClass: usage.priceClass,
     madeResult: !result.cached,
     ...(result.paidKey !== undefined ? { paidKey: result.paidKey } : {}),
+    ...(begun && result.paidKey !== undefined ? { begun } : {}),
   });
   const charged = delivery.settlement.chargedMicro > 0;
   const shown = charged ? usage : FREE_USAGE;

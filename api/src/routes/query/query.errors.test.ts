@@ -42,6 +42,23 @@ describe('SQL routes: errors are flat, coded and never charged', () => {
     await api.close();
   });
 
+  it('a request refused before its handler\'s Redis call (no key, bad JSON, bad SQL) still counts toward the burst limit, whose 429 comes first', async () => {
+    const api = await stack.start({ limits: { burst: { points: 3, windowS: 900 } } });
+    const { accountId, apiKey } = await api.account();
+    expect((await post(api, undefined, { sql: 'SELECT 1' })).status).toBe(401);
+    const notJson = await api.get('/api/v1/query', { method: 'POST', key: apiKey, headers: { 'content-type': 'application/json' }, body: '{"sql"' });
+    expect(notJson.status).toBe(400);
+    expect((await post(api, apiKey, { sql: 'DROP TABLE gutenberg' })).status).toBe(400);
+    // The window's three are spent: the burst limit refuses a bad text and a good one alike.
+    for (const sql of ['DROP TABLE gutenberg', 'SELECT text_id FROM gutenberg LIMIT 1']) {
+      const refused = await post(api, apiKey, { sql });
+      expect(refused.status).toBe(429);
+      expect(await refused.json()).toMatchObject({ data: { code: 'RATE_LIMITED' } });
+    }
+    expect(await ledgerOf(stack.ctx, accountId)).toHaveLength(0);
+    await api.close();
+  });
+
   it('400 QUERY_INVALID in the flat shape for a body that is not JSON', async () => {
     const api = await stack.start();
     const { accountId, apiKey } = await api.account();
