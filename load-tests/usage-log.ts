@@ -1,6 +1,6 @@
 /**
  * The two sides the usage-log invariants compare, read once the APIs have exited (a SIGTERM stores
- * each pod's waiting records): every `usage/` Parquet file of the run's bucket (the per-request log
+ * the records waiting in PostgreSQL's outbox, any pod's, a killed pod's too): every `usage/` Parquet file of the run's bucket (the per-request log
  * `api/src/billing/usage-log.ts` writes), summed per account, and the ledger's charge rows and
  * refunds per account, with how many requests each charge row stands for (`requests`).
  */
@@ -36,7 +36,7 @@ export interface LedgerCharges {
   readonly rows: readonly { readonly key: string; readonly micro: number }[];
 }
 
-/** Charge rows of the ledger that no usage record names: records lost with a pod (its unstored batch). */
+/** Charge rows of the ledger that no usage record names (none, unless the outbox was left unstored or records were lost). */
 export function rowsWithoutRecords(ledger: LedgerCharges, usageLog: UsageLogRead): { rows: number; micro: number; keys: string[] } {
   const missing = ledger.rows.filter((row) => !usageLog.ledgerKeys.has(row.key));
   return { rows: missing.length, micro: missing.reduce((n, row) => n + row.micro, 0), keys: missing.map((row) => row.key) };

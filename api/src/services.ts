@@ -189,7 +189,7 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
   const wallet: Wallet =
     limiterBackend instanceof RedisLimiterBackend ? new RedisWallet({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX }) : new MemoryWallet();
   const store = createObjectStore(config);
-  const usage = new UsageLog({ store, retentionDays: config.USAGE_LOG_RETENTION_DAYS });
+  const usage = new UsageLog({ store, db, retentionDays: config.USAGE_LOG_RETENTION_DAYS });
   const billing = new Billing({ ledger, leases: new LeaseBook(db), wallet, deliveries, metrics, logger, usage });
   accounts.onBalanceChange(async (accountId) => {
     await billing.refreshBuckets(accountId).catch((err: unknown) => logger.warn({ err }, 'cached balance not refreshed'));

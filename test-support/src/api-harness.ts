@@ -147,7 +147,8 @@ export async function openTestContext(options: { databaseServerUrl?: string } = 
           return fetch(`${listening.url}${path}`, { ...rest, headers });
         },
         async close() {
-          open.delete(api);
+          // Once: a file's afterAll may close it after the context's close already did (and closed the database).
+          if (!open.delete(api)) return;
           await listening.close();
           listening.server.closeAllConnections();
           await closeServices(services, { keepDb: true });

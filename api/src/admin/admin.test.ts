@@ -1,6 +1,7 @@
 /**
  * The embedded default end to end: `startApi` with no DATABASE_URL and no REDIS_URL (PGlite and
- * in-process limiters), its demo key, the ops port, and `npm run admin` commands against it.
+ * in-process limiters), its demo key, the ops port, `npm run admin` commands against it, and its
+ * billing's statements on PGlite.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { parseApiConfig } from '../config.ts';
 import { type RunningApi, startApi } from '../main.ts';
 import { runNode } from '../../test/support/spawn.ts';
+import { readUsageLog } from '../../test/support/usage-log.ts';
 
 let running: RunningApi;
 let dataDir: string;
@@ -115,5 +117,14 @@ describe('embedded default and admin CLI', () => {
     );
     expect(results.filter((r) => r.ok).length).toBe(3);
     expect(await accounts.balance(account.id)).toBe(1);
+  });
+
+  it("writes a lookup's charge and its usage record on PGlite, through the outbox to the usage log's file", async () => {
+    const { accounts, billing, store } = running.services;
+    const account = await accounts.create({ email: 'pglite-usage@example.com', tier: 'free' });
+    await billing.deliverOnce({ accountId: account.id, tier: account.tier }, { costMicro: 7 });
+    await billing.flush();
+    await billing.storeUsage();
+    expect((await readUsageLog(store, '')).filter((r) => r.account_id === account.id)).toEqual([expect.objectContaining({ cost_micro: 7, forgiven: false })]);
   });
 });

@@ -2,10 +2,13 @@
  * Credit leases (billing.ts rule 7) over real PostgreSQL, with the Redis wallet and with the
  * embedded default's in-process one: a caller sees its exact balance through lookups, SQL charges,
  * top-ups and refunds; a small balance is leased whole and never goes negative; and an API process
- * SIGKILLed under load loses no money and gives none away once another pod's reconciler settles.
+ * SIGKILLed under load loses no money and gives none away once another pod's reconciler settles,
+ * and every charge of it in the ledger has its usage record once another pod stores the log.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type TestContext, TEST_REDIS_URL, openTestContext, uniquePrefix } from '@uda/test-support/api-harness';
+import { createTestBucket } from '@uda/test-support/s3';
+import { readUsageLog } from '../../test/support/usage-log.ts';
 import { startNode, stopNode } from '../../test/support/spawn.ts';
 import { testRoutes } from '../../test/support/test-routes.ts';
 import { join } from 'node:path';
@@ -177,13 +180,17 @@ describe('lease size', () => {
 });
 
 describe('an API process SIGKILLed under load', () => {
-  it('gives no money away and loses at most what its journal held: another pod settles its lease', async () => {
+  it('gives no money away, loses at most what its journal held, and leaves a usage record of every charge in the ledger: another pod settles and stores', async () => {
     const prefix = uniquePrefix();
-    const api = await ctx.start({ config: { REDIS_KEY_PREFIX: prefix }, extraRoutes: testRoutes });
+    // Both pods write the usage log to one bucket, as a deployment's pods do.
+    const bucket = await createTestBucket('sigkill');
+    const api = await ctx.start({ config: { REDIS_KEY_PREFIX: prefix, ...bucket.env }, extraRoutes: testRoutes });
     const { accountId, apiKey } = await api.account({ tier: 'developer', usd: '5' });
     const start = await api.services.billing.balance(accountId);
-    const child = await startNode(join(process.cwd(), 'api/test/support/api-process.ts'), { DATABASE_URL: ctx.database.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: prefix }, (line) =>
-      line.startsWith('listening '),
+    const child = await startNode(
+      join(process.cwd(), 'api/test/support/api-process.ts'),
+      { DATABASE_URL: ctx.database.url, REDIS_URL: TEST_REDIS_URL, REDIS_KEY_PREFIX: prefix, ...bucket.env },
+      (line) => line.startsWith('listening '),
     );
     const url = child.line.slice('listening '.length);
 
@@ -207,7 +214,8 @@ describe('an API process SIGKILLed under load', () => {
       }
     };
     const clients = Array.from({ length: 8 }, client);
-    // Killed once the pod's journal has flushed at least once, so the ledger has something to check.
+    // Killed once its journal has flushed at least once, so the ledger holds charges of it to check.
+    while (received < 200 || (await ledgerNet(accountId)) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     while (received < 200 || (await ledgerNet(accountId)) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     killed = true;
     await stopNode(child.child, 'SIGKILL');
@@ -230,6 +238,16 @@ describe('an API process SIGKILLed under load', () => {
     expect(net).toBeGreaterThan(0);
     expect(net - receivedMicro).toBeLessThanOrEqual(cut * 5_000);
     expect(await api.services.accounts.balance(accountId)).toBe(start - net);
+
+    // The dead pod stored no file of its last seconds; the survivor's store (its 10 s loop's) does.
+    await api.services.billing.storeUsage();
+    const standing = (await readUsageLog(bucket.store, '')).filter((r) => r.account_id === accountId && !r.forgiven);
+    const charges = (await ctx.db('ledger').where({ account_id: accountId, kind: 'charge' }).select('amount_micro', 'requests')) as { amount_micro: string; requests: number }[];
+    expect({ micro: standing.reduce((total, r) => total + r.cost_micro, 0), records: standing.length }).toEqual({
+      micro: charges.reduce((total, r) => total + Number(r.amount_micro), 0),
+      records: charges.reduce((total, r) => total + r.requests, 0),
+    });
     await api.close();
+    await bucket.remove();
   }, 60_000);
 });

@@ -117,7 +117,7 @@ function twoPods(): { pods: Billing[]; startPod: () => Billing; clocks: { delive
   const usage: UsageLog[] = [];
   const startPod = () =>
     new Billing({
-      usage: usage[usage.push(new UsageLog({ store: bucket.store, retentionDays: 35, pod: `${prefix}p${usage.length}` })) - 1],
+      usage: usage[usage.push(new UsageLog({ store: bucket.store, db: ctx.db, retentionDays: 35, pod: `${prefix}p${usage.length}` })) - 1],
       ledger,
       leases,
       wallet: new RedisWallet({ redis: ctx.redis, prefix }),

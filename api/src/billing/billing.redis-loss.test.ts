@@ -149,7 +149,7 @@ describe('a Redis flushed mid-traffic', () => {
     const ledger = new Ledger(ctx.db, accounts);
     const unreachable = new Redis({ port: await freePort(), host: '127.0.0.1', maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true });
     const prefix = uniquePrefix();
-    const usage = new UsageLog({ store: { description: 'unused' } as never, retentionDays: 35 });
+    const usage = new UsageLog({ store: { description: 'unused' } as never, db: ctx.db, retentionDays: 35 });
     const billing = new Billing({ ledger, leases: new LeaseBook(ctx.db), wallet: new RedisWallet({ redis: unreachable, prefix }), deliveries: new RedisDeliveryTracker({ redis: unreachable, prefix }), usage });
     const account = await accounts.create({ email: 'unreachable@example.com', tier: 'developer' });
     await accounts.setGrant(account.id, 5_000_000);
@@ -157,7 +157,10 @@ describe('a Redis flushed mid-traffic', () => {
     const delivery = await billing.deliverOnce({ accountId: account.id, tier: account.tier }, { costMicro: 2 * ROW_MICRO });
 
     expect(delivery.settlement.chargedMicro).toBe(2 * ROW_MICRO);
-    expect(usage.waiting).toBe(1);
+    // The next flush writes its record to the usage log's outbox in PostgreSQL.
+    await billing.flush();
+    const outbox = (await ctx.db('usage_outbox').select('records')) as { records: { account_id: string; cost_micro: number }[] }[];
+    expect(outbox.flatMap((row) => row.records).filter((r) => r.account_id === account.id)).toEqual([expect.objectContaining({ cost_micro: 2 * ROW_MICRO })]);
     unreachable.disconnect();
   });
 });

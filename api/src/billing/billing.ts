@@ -32,7 +32,7 @@
  *    most one open lease. A lookup is one atomic wallet step that spends from the lease; its charge
  *    record stays in this pod's journal (`journal.ts`), never only in Redis, until PostgreSQL has
  *    it: a flush (every 250 ms and on drain) writes one charge row per account and lease under the
- *    lease, moving no bucket, and the per-request records go to the usage log (`usage-log.ts`).
+ *    lease, moving no bucket, with the per-request records (the usage log's outbox, `usage-outbox.ts`).
  *    Settling a lease closes its wallet first (no spending after), writes this pod's journal, then
  *    returns `lease − Σ charges + Σ refunds` in one transaction; it is idempotent and needs nothing
  *    but PostgreSQL, so any pod's reconciler settles the leases of a pod that died (a charge that
@@ -251,7 +251,7 @@ export class Billing {
     await this.#refunds.retryOwed();
   }
 
-  /** Stores the usage log's waiting records as a file (`usage-log.ts`); the loop's and the drain's. */
+  /** Stores the usage log's outbox (any pod's records) as files (`usage-log.ts`); the loop's and the drain's. */
   async storeUsage(): Promise<void> {
     await this.#usage?.store();
   }
@@ -302,8 +302,8 @@ export class Billing {
    * cut responses to end their deliveries (a socket's close event comes a few loop turns later),
    * abandons any still open after `waitMs` (their connections are gone; each reports the bytes it
    * had sent), and waits for every refund and completion to be written. Then writes the pending
-   * lookups, and settles the leases of a wallet that lives in this process (a Redis wallet's leases
-   * stay for the other pods).
+   * lookups, settles the leases of a wallet that lives in this process (a Redis wallet's leases
+   * stay for the other pods), and stores the usage log: a failure is logged, its records wait in PostgreSQL.
    */
   async drain(waitMs = 2_000): Promise<void> {
     const open = this.#windows.open;
@@ -315,6 +315,6 @@ export class Billing {
     await this.#leaseWallet.flush();
     await this.#refunds.retryOwed();
     await this.#leaseWallet.settleLocal();
-    await this.storeUsage();
+    await this.track(this.storeUsage()).catch(() => undefined);
   }
 }

@@ -13,12 +13,16 @@
  * on the buckets instead, under its own key, or forgiven when the buckets cannot cover it. A window
  * key another pod wrote first (both spent it after Redis forgot the key) was reported twice: the
  * second is written under `<key>~<pod>`, a charge of its own, so the ledger holds what was reported.
- * Acknowledged charges go to the usage log (`usage-log.ts`), which keeps the per-request record.
+ * The per-request records of the charges go to the usage log's outbox (`usage-outbox.ts`) in the
+ * statement that writes their rows, so a SIGKILL loses no record of a charge that reached the
+ * ledger. A charge PostgreSQL acknowledged outside that statement (late, again, charged directly)
+ * has its record written by the next flush (`#extras`), whose retry writes no second row.
  */
 import { randomUUID } from 'node:crypto';
 import type { LeaseBook, JournalRow } from './leases.ts';
 import type { Ledger } from './ledger.ts';
 import type { UsageLog } from './usage-log.ts';
+import { type OutboxWrite, type UsageRecord, usageRecord } from './usage-outbox.ts';
 import type { JournalEntry, Written } from './types.ts';
 
 export type { JournalEntry, Written } from './types.ts';
@@ -29,6 +33,7 @@ const WRITTEN_MAX = 200_000;
 export interface JournalOptions {
   readonly leases: LeaseBook;
   readonly ledger: Ledger;
+  /** Where the records go; without one, no record is written (the outbox would grow with no reader). */
   readonly usage?: UsageLog;
   readonly onForgiven?: (chargeKey: string) => void;
 }
@@ -38,6 +43,8 @@ interface Batch {
   readonly rows: JournalRow[];
   /** Row key → the entries it carries. */
   readonly members: Map<string, JournalEntry[]>;
+  /** What the statement writes to the usage log's outbox (none without a usage log). */
+  readonly outbox: OutboxWrite | undefined;
   /** Tries so far: a key found taken on the first is another pod's; on a retry, maybe this batch's own. */
   attempts: number;
 }
@@ -49,6 +56,8 @@ export class Journal {
   #seq = 0;
   /** Charge key → entry not in a batch yet. */
   readonly #pending = new Map<string, JournalEntry>();
+  /** Records of charges PostgreSQL acknowledged outside a flush statement, for the next flush to write. */
+  #extras: UsageRecord[] = [];
   /** The batch being written (or that failed, kept with its row keys for the retry). */
   #batch: Batch | undefined;
   #flushing: Promise<Set<string>> | undefined;
@@ -95,8 +104,8 @@ export class Journal {
   /** Writes the journal (one flush at a time); resolves with the accounts whose buckets a late charge moved. */
   async flush(): Promise<Set<string>> {
     while (this.#flushing) await this.#flushing.catch(() => undefined);
-    if (!this.#batch && !this.#pending.size) return new Set();
-    this.#flushing = this.#write();
+    if (!this.#batch && !this.#pending.size && !this.#extras.length) return new Set();
+    this.#flushing = this.#writeAll();
     try {
       return await this.#flushing;
     } finally {
@@ -104,35 +113,49 @@ export class Journal {
     }
   }
 
+  /** The batch, then the records of its late charges, so a flush leaves no record behind (the drain's). */
+  async #writeAll(): Promise<Set<string>> {
+    const lateAccounts = await this.#write();
+    if (this.#extras.length) for (const accountId of await this.#write()) lateAccounts.add(accountId);
+    return lateAccounts;
+  }
+
   async #write(): Promise<Set<string>> {
     // A failed batch goes again with the same row keys, then what arrived since.
     const batch = (this.#batch ??= this.#nextBatch());
-    const unwritten = await this.#o.leases.writeJournal(batch.rows);
+    const unwritten = await this.#o.leases.writeJournal(batch.rows, batch.outbox);
     const first = batch.attempts++ === 0;
+    // `written` by the statement, their records with them; `outside` it (again, late): their records go with the next flush.
     const written: Written[] = [];
+    const outside: Written[] = [];
     const lateAccounts = new Set<string>();
     for (const [rowKey, entries] of batch.members) {
       const status = unwritten.get(rowKey);
       if (status === 'taken' && first && entries[0]!.window) {
-        written.push(await this.#again(entries[0]!));
+        outside.push(await this.#again(entries[0]!));
         continue;
       }
       if (status !== 'late') {
         for (const entry of entries) written.push({ entry, ledgerKey: rowKey, late: false, forgiven: false });
         continue;
       }
-      for (const entry of entries) written.push(await this.#late(entry, entry.key));
+      for (const entry of entries) outside.push(await this.#late(entry, entry.key));
       lateAccounts.add(entries[0]!.accountId);
     }
     this.#batch = undefined;
-    for (const item of written) this.#remember(item);
-    this.#o.usage?.append(written);
+    for (const item of [...written, ...outside]) this.#remember(item);
+    this.#acknowledgedOutside(outside);
     return lateAccounts;
   }
 
   /** A charge PostgreSQL acknowledged outside the journal (charged directly while the wallet's store failed): its usage record. */
   directlyWritten(entry: JournalEntry): void {
-    this.#o.usage?.append([{ entry, ledgerKey: entry.key, late: false, forgiven: false }]);
+    this.#acknowledgedOutside([{ entry, ledgerKey: entry.key, late: false, forgiven: false }]);
+  }
+
+  /** Charges already in the ledger (or forgiven) whose records the next flush writes. */
+  #acknowledgedOutside(written: readonly Written[]): void {
+    if (this.#o.usage) this.#extras.push(...written.map(usageRecord));
   }
 
   /** A charge whose lease settled before it arrived: on the buckets under `ledgerKey`, or forgiven. */
@@ -156,13 +179,18 @@ export class Journal {
     this.#pending.clear();
     const seq = this.#seq++;
     const members = new Map<string, JournalEntry[]>();
+    const records: UsageRecord[] = [];
     for (const entry of entries) {
       const rowKey = entry.window ? entry.key : `lookups:${entry.accountId}:${entry.leaseId}:${this.#pod}:${seq}`;
       const list = members.get(rowKey);
       if (list) list.push(entry);
       else members.set(rowKey, [entry]);
+      if (this.#o.usage) records.push(usageRecord({ entry, ledgerKey: rowKey, late: false, forgiven: false }));
     }
-    return { entries, rows: this.#rows(members), members, attempts: 0 };
+    const extras = this.#extras;
+    this.#extras = [];
+    const outbox = this.#o.usage && { pod: this.#pod, flushKey: `${this.#pod}:${seq}`, records, extras };
+    return { entries, rows: this.#rows(members), members, outbox, attempts: 0 };
   }
 
   /** One ledger row per member: a flush's lookups of an account and lease summed, a window charge alone. */

@@ -17,9 +17,13 @@ import { type AccountRow, AccountNotFound, accountFromRow } from '../accounts/st
 import type { Db } from '../db/index.ts';
 import { periodOf, splitCharge } from '../money.ts';
 import { refundKey } from './charge-keys.ts';
+import { type JournalRow, writeJournal } from './journal-statement.ts';
 import { leaseSums, owedBack } from './lease-owed.ts';
 import { refundStatement } from './ledger.ts';
+import type { OutboxWrite } from './usage-outbox.ts';
 import type { Buckets } from './wallet.ts';
+
+export type { JournalRow } from './journal-statement.ts';
 
 /** How long a lease lives before the reconciler settles it. */
 export const LEASE_TTL_MS = 30_000;
@@ -29,40 +33,6 @@ const LEASE_SECONDS = 10;
 const LEASE_MIN_REQUESTS = 20;
 /** ... and at most this part of the balance, unless the balance is small enough to take whole. */
 const LEASE_MAX_SHARE = 0.5;
-
-// A journal flush (`journal.ts`) in one statement with one parameter. Its rows move no bucket: the
-// lease already took their money. A row is written only under a lease still open, which it locks
-// (FOR SHARE) so a settlement counts it or runs first. The statement answers the rows it did not
-// write: `late` (their lease had settled; the journal charges them on the buckets) and `taken` (the
-// key was in the ledger already: this batch's earlier attempt, or another pod's charge of the same
-// window key after Redis forgot the key).
-const WRITE_JOURNAL_SQL = `
-WITH r AS (
-  SELECT * FROM jsonb_to_recordset(?::jsonb) AS r(idempotency_key text, account_id uuid, lease_id uuid, amount_micro bigint, requests int, breakdown jsonb, request_id text, query_id text)
-), open AS (
-  SELECT id FROM credit_leases WHERE id IN (SELECT lease_id FROM r) AND settled_at IS NULL FOR SHARE
-), ins AS (
-  INSERT INTO ledger (account_id, idempotency_key, kind, amount_micro, grant_micro, topoff_micro, period, breakdown, request_id, query_id, lease_id, requests)
-  SELECT r.account_id, r.idempotency_key, 'charge', r.amount_micro, 0, 0, ?, r.breakdown, r.request_id, r.query_id, r.lease_id, r.requests
-  FROM r JOIN open ON open.id = r.lease_id
-  ON CONFLICT (idempotency_key) DO NOTHING
-  RETURNING idempotency_key
-)
-SELECT r.idempotency_key AS key, CASE WHEN r.lease_id IN (SELECT id FROM open) THEN 'taken' ELSE 'late' END AS status FROM r
-WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.idempotency_key = r.idempotency_key)
-  AND (r.lease_id IN (SELECT id FROM open) OR NOT EXISTS (SELECT 1 FROM ledger l WHERE l.idempotency_key = r.idempotency_key))`;
-
-/** One ledger row a journal flush writes (`journal.ts`). */
-export interface JournalRow {
-  readonly idempotency_key: string;
-  readonly account_id: string;
-  readonly lease_id: string;
-  readonly amount_micro: number;
-  readonly requests: number;
-  readonly breakdown: unknown;
-  readonly request_id: string | null;
-  readonly query_id: string | null;
-}
 
 /**
  * How much a new lease (or an extension) takes: about ten seconds of the account's recent spend and
@@ -168,11 +138,9 @@ export class LeaseBook {
     });
   }
 
-  /** Writes a journal batch under its leases; answers the rows it did not write, and why. */
-  async writeJournal(rows: readonly JournalRow[]): Promise<Map<string, 'late' | 'taken'>> {
-    if (!rows.length) return new Map();
-    const result = await this.#db.raw<{ rows: { key: string; status: 'late' | 'taken' }[] }>(WRITE_JOURNAL_SQL, [JSON.stringify(rows), periodOf(this.#date())]);
-    return new Map(result.rows.map((r) => [r.key, r.status]));
+  /** Writes a journal batch under its leases, and its usage records (`journal-statement.ts`); answers the rows it did not write, and why. */
+  writeJournal(rows: readonly JournalRow[], outbox?: OutboxWrite): Promise<Map<string, 'late' | 'taken'>> {
+    return writeJournal(this.#db, rows, periodOf(this.#date()), outbox);
   }
 
   /**

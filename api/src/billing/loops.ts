@@ -7,7 +7,7 @@ import type { Billing } from './billing.ts';
 
 /** How often this pod's journal is written to the ledger. */
 export const FLUSH_INTERVAL_MS = 250;
-/** How often the usage log's waiting records are stored as a file, and the days past retention deleted. */
+/** How often the usage log's outbox is stored as files, and the days past retention deleted. */
 const USAGE_STORE_MS = 10_000;
 const USAGE_PRUNE_MS = 3_600_000;
 

@@ -1,14 +1,16 @@
 /**
- * The usage log (DECISIONS §3 "The ledger is aggregated"): one record per paid request, appended
- * to the bucket under `usage/` as Parquet files each pod writes in batches, that DuckDB (and any
- * Parquet reader) reads. The ledger holds one row per account, lease and flush for lookups; this
- * log says which requests made it up: request id, key id, route, sources, rows, cost, charge key,
- * and the ledger row that carries the charge (`ledger_key`; a forgiven charge says so).
+ * The usage log (DECISIONS §3 "The ledger is aggregated"): one record per paid request, in the
+ * bucket under `usage/` as Parquet files that DuckDB (and any Parquet reader) reads. The ledger
+ * holds one row per account, lease and flush for lookups; this log says which requests made it up:
+ * request id, key id, route, sources, rows, cost, charge key, and the ledger row that carries the
+ * charge (`ledger_key`; a forgiven charge says so).
  *
- * Records arrive once PostgreSQL acknowledged their charge (`journal.ts`). The pod keeps them in
- * memory until their file is stored (a failed store keeps them for the next), and a SIGTERM stores
- * them (`Billing.drain`). Files live `retentionDays` (USAGE_LOG_RETENTION_DAYS, 35 by default):
- * `prune` deletes the days past it. Files are named `usage/<UTC day>/<pod>-<seq>.parquet`.
+ * A record is durable from the moment its charge is: the journal's flush writes it to PostgreSQL's
+ * outbox in the statement that writes the charge (`usage-outbox.ts`, one row per flush). `store`
+ * (every ~10 s and on SIGTERM, `Billing.drain`) moves the outbox's rows, any pod's, to files: so a
+ * pod killed with SIGKILL leaves its records for the others to store. Files live `retentionDays`
+ * (USAGE_LOG_RETENTION_DAYS, 35 by default): `prune` deletes the days past it. Files are named
+ * `usage/<UTC day>/<storing pod>-<uuid>.parquet`.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,12 +18,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ParquetColumn, writeParquetRows } from '@uda/shared/duckdb';
 import type { ObjectStore } from '@uda/shared/object-store';
-import type { Written } from './types.ts';
+import type { Db } from '../db/index.ts';
+import { type ClaimedFile, type UsageRecord, UsageOutbox } from './usage-outbox.ts';
 
 export const USAGE_PREFIX = 'usage/';
 const DAY_MS = 86_400_000;
+/** A claim this old was left by a store that died before deleting its rows: another store puts its file again. */
+const STALE_CLAIM_MS = 60_000;
+/** At most this many outbox rows (flushes) go in one file. */
+const FILE_FLUSHES = 2_000;
 
-/** The file's columns, in order (`usageRow`). */
+/** The file's columns, in order (a `UsageRecord`'s fields). */
 export const USAGE_COLUMNS: readonly ParquetColumn[] = [
   { name: 'at', type: 'TIMESTAMP_MS' },
   { name: 'account_id', type: 'VARCHAR' },
@@ -36,50 +43,41 @@ export const USAGE_COLUMNS: readonly ParquetColumn[] = [
   { name: 'forgiven', type: 'BOOLEAN' },
 ];
 
-function usageRow({ entry, ledgerKey, forgiven }: Written): (string | number | boolean | null)[] {
-  const sources = entry.breakdown ?? [];
-  const source = sources.length ? sources.map((item) => item.source).join(',') : null;
-  const rows = sources.length ? sources.reduce((total, item) => total + item.rows, 0) : null;
-  return [entry.at, entry.accountId, entry.keyId ?? null, entry.requestId ?? null, entry.route ?? null, source, rows, entry.amountMicro, entry.key, ledgerKey, forgiven];
+function usageRow(record: UsageRecord): (string | number | boolean | null)[] {
+  return USAGE_COLUMNS.map((column) => record[column.name as keyof UsageRecord]);
 }
 
 export interface UsageLogOptions {
   readonly store: ObjectStore;
+  /** Where the outbox is (the ledger's database). */
+  readonly db: Db;
   readonly retentionDays: number;
-  /** This pod's name in its files' names (default: a fresh id per process). */
+  /** This pod's name in the names of the files it stores (default: a fresh id per process). */
   readonly pod?: string;
-  /** A file is stored once this many records wait, or at the next `store` (the loop's, the drain's). */
-  readonly batchRecords?: number;
+  /** How old a claim is before another store takes it over (tests shorten it). */
+  readonly staleClaimMs?: number;
   readonly now?: () => number;
 }
 
 export class UsageLog {
   readonly #o: UsageLogOptions;
   readonly #pod: string;
-  #seq = 0;
-  #buffer: Written[] = [];
+  readonly #outbox: UsageOutbox;
   #storing: Promise<void> | undefined;
 
   constructor(options: UsageLogOptions) {
     this.#o = options;
     this.#pod = options.pod ?? randomUUID();
+    this.#outbox = new UsageOutbox(options.db);
   }
 
-  /** Records whose charge PostgreSQL acknowledged; stored in a batch. */
-  append(written: readonly Written[]): void {
-    this.#buffer.push(...written);
-    if (this.#buffer.length >= (this.#o.batchRecords ?? 50_000)) void this.store().catch(() => undefined);
-  }
-
-  /** How many records wait for their file. */
-  get waiting(): number {
-    return this.#buffer.length;
-  }
-
-  /** Stores the waiting records as one file (one store at a time); a failure keeps them for the next. */
+  /**
+   * Stores the outbox's records as files (one store at a time in this pod): first the files whose
+   * store died between its claim and its delete, again under their names, then what no store has
+   * claimed. A failure leaves its claim to be taken over once stale.
+   */
   async store(): Promise<void> {
     while (this.#storing) await this.#storing.catch(() => undefined);
-    if (!this.#buffer.length) return;
     this.#storing = this.#storeNow();
     try {
       await this.#storing;
@@ -89,20 +87,31 @@ export class UsageLog {
   }
 
   async #storeNow(): Promise<void> {
-    const batch = this.#buffer;
-    this.#buffer = [];
+    for (let stale; (stale = await this.#outbox.reclaimStale(this.#o.staleClaimMs ?? STALE_CLAIM_MS)); ) await this.#put(stale);
+    // A full file means more may wait; a short one took everything (what arrives meanwhile waits for the next store).
+    for (let full = true; full; ) {
+      const claimed = await this.#outbox.claim(this.#fileName(), FILE_FLUSHES);
+      if (claimed.flushes) await this.#put(claimed);
+      full = claimed.flushes === FILE_FLUSHES;
+    }
+  }
+
+  /** Puts the file (overwriting a copy a dead store may have put), then deletes its rows. */
+  async #put({ file, records }: ClaimedFile): Promise<void> {
     const dir = await mkdtemp(join(tmpdir(), 'uda-usage-'));
     try {
       const path = join(dir, 'usage.parquet');
-      await writeParquetRows(path, USAGE_COLUMNS, batch.map(usageRow));
-      const day = new Date(this.#now()).toISOString().slice(0, 10);
-      await this.#o.store.putFile(`${USAGE_PREFIX}${day}/${this.#pod}-${String(this.#seq++).padStart(6, '0')}.parquet`, path, { contentType: 'application/vnd.apache.parquet' });
-    } catch (error) {
-      this.#buffer = [...batch, ...this.#buffer];
-      throw error;
+      await writeParquetRows(path, USAGE_COLUMNS, records.map(usageRow));
+      await this.#o.store.putFile(file, path, { contentType: 'application/vnd.apache.parquet' });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+    await this.#outbox.remove(file);
+  }
+
+  #fileName(): string {
+    const day = new Date(this.#now()).toISOString().slice(0, 10);
+    return `${USAGE_PREFIX}${day}/${this.#pod}-${randomUUID()}.parquet`;
   }
 
   /** Deletes the days older than the retention (any pod may run it; deleting twice is harmless). */

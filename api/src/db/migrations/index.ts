@@ -11,6 +11,7 @@ import * as creditLeases from './0006_credit_leases.ts';
 import * as ledgerRequests from './0007_ledger_requests.ts';
 import * as emailVerification from './0008_email_verification.ts';
 import * as signupAddress from './0009_signup_address.ts';
+import * as usageOutbox from './0010_usage_outbox.ts';
 
 /** Tables another workspace also uses live in `@uda/shared/db` (the exporter reads them). */
 const MIGRATIONS: readonly { name: string; module: Knex.Migration }[] = [
@@ -22,6 +23,7 @@ const MIGRATIONS: readonly { name: string; module: Knex.Migration }[] = [
   { name: '0007_ledger_requests', module: ledgerRequests },
   { name: '0008_email_verification', module: emailVerification },
   { name: '0009_signup_address', module: signupAddress },
+  { name: '0010_usage_outbox', module: usageOutbox },
 ];
 
 export const migrationSource: Knex.MigrationSource<(typeof MIGRATIONS)[number]> = {
