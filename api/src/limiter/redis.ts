@@ -53,6 +53,13 @@ for i = 3 * n + 2, #ARGV do RA[#RA + 1] = ARGV[i] end
 return {out, rider(over, RK, RA)}`;
 }
 
+/** The rider script's ARGV[1] (how many counter keys come first), encoded once per count. */
+const COUNTER_COUNTS: RespArgs[] = [];
+
+function counterCount(n: number): RespArgs {
+  return (COUNTER_COUNTS[n] ??= respArgs([n]));
+}
+
 /** A counter's ARGV (points, window seconds, refund flag), encoded once per refund flag. */
 interface CounterArgv {
   readonly kept: RespArgs;
@@ -129,11 +136,10 @@ export class RedisLimiterBackend implements LimiterBackend {
 
   async #takeWithInRedis(takes: readonly CounterTake[], rider: TakeRider): Promise<TakeWithRider> {
     const { keys, args } = this.#counterArgs(takes);
-    keys.push(...rider.keys);
-    args.unshift(respArgs([takes.length]));
-    args.push(respArgs(rider.args));
+    for (const key of rider.keys) keys.push(key);
+    args.unshift(counterCount(takes.length));
     writeWithTurn(this.client);
-    const reply = (await this.#riderScript(rider.lua).call(this.client, keys, args)) as [number[], unknown];
+    const reply = (await this.#riderScript(rider.lua).call(this.client, keys, args, rider.args)) as [number[], unknown];
     return { results: resultsOf(takes, reply[0]), reply: reply[1] };
   }
 

@@ -61,18 +61,22 @@ export class ScriptCall {
    * call, or after a restart or a flush) answers NOSCRIPT: the same call goes again as EVAL with
    * the script's text, which also loads it for the calls after.
    */
-  async call(client: Redis, keys: readonly string[], args: readonly RespArgs[]): Promise<unknown> {
+  async call(client: Redis, keys: readonly string[], args: readonly RespArgs[], tail: readonly (string | number)[] = []): Promise<unknown> {
     try {
-      return await client.sendCommand(new PrebuiltCommand('evalsha', this.#bytes(this.#evalsha, keys, args)));
+      return await client.sendCommand(new PrebuiltCommand('evalsha', this.#bytes(this.#evalsha, keys, args, tail)));
     } catch (error) {
       if (!String(error).includes('NOSCRIPT')) throw error;
-      return client.sendCommand(new PrebuiltCommand('eval', this.#bytes(bulk('EVAL') + bulk(this.lua), keys, args)));
+      return client.sendCommand(new PrebuiltCommand('eval', this.#bytes(bulk('EVAL') + bulk(this.lua), keys, args, tail)));
     }
   }
 
-  /** `*<count>`, the command and its script, the number of keys, the keys, then the prebuilt arguments. */
-  #bytes(commandAndScript: string, keys: readonly string[], args: readonly RespArgs[]): Buffer {
-    let count = 3 + keys.length;
+  /**
+   * `*<count>`, the command and its script, the number of keys, the keys, the prebuilt arguments,
+   * then `tail`: arguments that change with every call (a rider's), written straight into the
+   * command's bytes rather than encoded into a Buffer of their own first.
+   */
+  #bytes(commandAndScript: string, keys: readonly string[], args: readonly RespArgs[], tail: readonly (string | number)[]): Buffer {
+    let count = 3 + keys.length + tail.length;
     let argBytes = 0;
     for (const arg of args) {
       count += arg.count;
@@ -80,9 +84,13 @@ export class ScriptCall {
     }
     let text = `*${count}\r\n${commandAndScript}${bulk(keys.length)}`;
     for (const key of keys) text += bulk(key);
-    const out = Buffer.allocUnsafe(Buffer.byteLength(text) + argBytes);
+    let tailText = '';
+    for (const value of tail) tailText += bulk(value);
+    const textBytes = Buffer.byteLength(text);
+    const out = Buffer.allocUnsafe(textBytes + argBytes + Buffer.byteLength(tailText));
     let at = out.write(text);
     for (const arg of args) at += arg.bytes.copy(out, at);
+    if (tailText) out.write(tailText, at);
     return out;
   }
 }
