@@ -177,9 +177,9 @@ export class Billing {
     return this.#holds.plan(payer, lookupChargeKey(payer.accountId), maxMicro);
   }
 
-  /** The request that made `hold` failed before its charge: the whole hold goes back. */
+  /** The request that made `hold` failed before its charge: the whole hold goes back (every held response calls this as it closes; a charged one has nothing to track). */
   releaseHold(hold: Hold): Promise<void> {
-    return this.track(this.#holds.release(hold));
+    return this.#holds.settled(hold) ? Promise.resolve() : this.track(this.#holds.release(hold));
   }
 
   /** Sends this pod's queued hold releases now (the flush does, first). */

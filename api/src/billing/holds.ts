@@ -55,6 +55,17 @@ interface Queued {
   readonly hold: Hold;
 }
 
+/** The releases one call carries: `done` with the call, or `failed` to queue them again. */
+interface TakenQueue {
+  readonly releases: readonly Release[];
+  done(call: Promise<void>): void;
+  /** The call carrying them has answered. */
+  sent(): void;
+  failed(): void;
+}
+
+const NOTHING_QUEUED: TakenQueue = { releases: [], done: () => undefined, sent: () => undefined, failed: () => undefined };
+
 export class Holds {
   readonly #o: HoldsOptions;
   /** Charge key → release not sent yet. */
@@ -80,7 +91,7 @@ export class Holds {
       made: async (reply) => {
         // No reply: Redis was not asked, or failed; the releases go again (a release is idempotent).
         if (reply === undefined) return void batch.failed();
-        batch.done(Promise.resolve());
+        batch.sent();
         return this.#held(payer.accountId, request, wallet.holdReply(reply));
       },
     };
@@ -90,13 +101,19 @@ export class Holds {
     // An account with no lease yet takes its first one when it is charged, as without holds.
     if (result.ok || result.leased) this.#o.afterHold(accountId, result.ok, result.ok ? result.unspentMicro : 0, request.amountMicro);
     if (!result.ok) return undefined;
-    return { accountId, key: request.key, leaseId: result.leaseId, heldMicro: request.amountMicro, balanceMicro: await this.#balanceWithHold(accountId, result) };
+    const balance = this.#balanceWithHold(accountId, result);
+    return { accountId, key: request.key, leaseId: result.leaseId, heldMicro: request.amountMicro, balanceMicro: typeof balance === 'number' ? balance : await balance };
   }
 
-  /** The balance with the hold in it: from the hold's own step, unless the wallet lost part of its lease (then read whole). */
-  async #balanceWithHold(accountId: string, held: Extract<HoldResult, { ok: true }>): Promise<number> {
+  /**
+   * The balance with the hold in it: from the hold's own step, unless the wallet lost part of its
+   * lease (then read whole). A number when the step had it all: no promise on every held request.
+   */
+  #balanceWithHold(accountId: string, held: Extract<HoldResult, { ok: true }>): number | Promise<number> {
     if (!held.whole) return this.#o.balance(accountId);
-    return (held.bucketsMicro ?? (await this.#o.refreshBuckets(accountId))) + held.unspentMicro + held.heldMicro;
+    const rest = held.unspentMicro + held.heldMicro;
+    if (held.bucketsMicro !== undefined) return held.bucketsMicro + rest;
+    return this.#o.refreshBuckets(accountId).then((buckets) => buckets + rest);
   }
 
   /**
@@ -110,8 +127,14 @@ export class Holds {
       await this.release(hold);
       return undefined;
     }
-    await this.#enqueue(hold, record);
+    const releasing = this.#enqueue(hold, record);
+    if (releasing) await releasing;
     return { chargedMicro: record.amountMicro, balanceMicro: hold.balanceMicro - record.amountMicro };
+  }
+
+  /** Whether the hold's release (its charge, or nothing) is decided: a settled hold needs no `release`. */
+  settled(hold: Hold): boolean {
+    return this.#settled.has(hold);
   }
 
   /** The request failed before its charge: the whole hold goes back (once settled, nothing to do). */
@@ -144,16 +167,19 @@ export class Holds {
     return this.#o.wallet.reapHolds(this.#o.now());
   }
 
-  async #enqueue(hold: Hold, record: ChargeRecord): Promise<void> {
+  /** Queues the hold's release; a wallet in this process releases in place (the promise), with no round trip to save. */
+  #enqueue(hold: Hold, record: ChargeRecord): Promise<void> | undefined {
     this.#settled.add(hold);
     const release = { accountId: hold.accountId, record };
-    // A wallet in this process releases in place: no round trip to save.
     if (this.#o.wallet.local) return this.#o.wallet.release([release]);
     this.#queue.set(hold.key, { release, hold });
+    return undefined;
   }
 
   /** Takes the queue for one call: `done` with the call, or `failed` to queue it again. */
-  #takeQueue(): { releases: Release[]; done(call: Promise<void>): void; failed(): void } {
+  #takeQueue(): TakenQueue {
+    // Nothing queued (a quiet pod, or the request right after a flush): nothing to track.
+    if (this.#queue.size === 0) return NOTHING_QUEUED;
     const taken = [...this.#queue.values()];
     this.#queue.clear();
     let settle: (value?: unknown) => void = () => undefined;
@@ -174,6 +200,7 @@ export class Holds {
           },
         );
       },
+      sent: finish,
       failed: () => {
         for (const item of taken) if (!this.#queue.has(item.hold.key)) this.#queue.set(item.hold.key, item);
         finish();
