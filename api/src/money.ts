@@ -12,8 +12,15 @@ export function formatUsd(micro: number): string {
   const sign = micro < 0 ? '-' : '';
   const abs = Math.abs(micro);
   const whole = Math.floor(abs / MICRO_PER_USD);
-  const fraction = String(abs % MICRO_PER_USD).padStart(6, '0').replace(/0+$/, '');
-  return fraction ? `${sign}${whole}.${fraction}` : `${sign}${whole}`;
+  // Arithmetic, not a regular expression: every charged response prints two of these.
+  let fraction = abs % MICRO_PER_USD;
+  if (fraction === 0) return `${sign}${whole}`;
+  let digits = 6;
+  while (fraction % 10 === 0) {
+    fraction /= 10;
+    digits -= 1;
+  }
+  return `${sign}${whole}.${String(fraction).padStart(digits, '0')}`;
 }
 
 /** Body form: a JSON number in USD. */
