@@ -9,6 +9,7 @@
  * Env: BENCH_ROWS (default 10000), BENCH_SECONDS per concurrency (default 4), BENCH_CONCURRENCY
  * (default 1,4,16), REDIS_URL (default redis://127.0.0.1:6379, under a private key prefix).
  */
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,8 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONCURRENCIES = (process.env.BENCH_CONCURRENCY ?? '1,4,16').split(',').map(Number);
 const KEY = 'sheets/bench/sheet/1.parquet';
+/** The API's row cap for a sheet search (`MAX_SEARCH_ROWS`). */
+const LIMIT = 1000;
 
 const FIRST = ['Alice', 'Bruno', 'Chiara', 'Dmitri', 'Elena', 'Farah', 'Gustav', 'Hiroshi', 'Ines', 'Jamal', 'Katarina', 'Lucas', 'Marta', 'Nikolai', 'Olivia', 'Pedro'];
 const LAST = ['Anderson', 'Bianchi', 'Costa', 'Dubois', 'Eriksen', 'Fischer', 'Garcia', 'Hansen', 'Ivanova', 'Jensen', 'Kowalski', 'Lindqvist', 'Moreau', 'Novak', 'Oliveira', 'Petrov'];
@@ -74,17 +77,24 @@ async function main(): Promise<void> {
   const runner = await startInProcess(env);
   try {
     while (!runner.databases.ready) await new Promise((r) => setTimeout(r, 50));
-    const search = async (q: string): Promise<number> => {
+    const search = async (q: string): Promise<unknown[]> => {
       const res = await fetch(`${runner.url}/v1/sheets/search`, {
-        method: 'POST', headers: { 'content-type': 'application/json', ...RUNNER_AUTH }, body: JSON.stringify({ key: KEY, q, limit: 100 }),
+        method: 'POST', headers: { 'content-type': 'application/json', ...RUNNER_AUTH }, body: JSON.stringify({ key: KEY, q, limit: LIMIT }),
       });
       const body = (await res.json()) as { rows?: unknown[] };
       if (res.status !== 200) throw new Error(`${q}: ${res.status} ${JSON.stringify(body)}`);
-      return body.rows!.length;
+      return body.rows!;
     };
+    // The answers' digest: a change to the search that keeps it must keep the digest.
+    const digest = createHash('sha256');
     const matches: string[] = [];
-    for (const q of QUERIES) matches.push(`${q} ${await search(q)}`);
-    process.stdout.write(`sheet: ${ROWS.toLocaleString('en-US')} rows; rows found per query (limit 100): ${matches.join(', ')}\n`);
+    for (const q of QUERIES) {
+      const rows = await search(q);
+      digest.update(JSON.stringify([q, rows]));
+      matches.push(`${q} ${rows.length}`);
+    }
+    process.stdout.write(`sheet: ${ROWS.toLocaleString('en-US')} rows; rows found per query (limit ${LIMIT}): ${matches.join(', ')}\n`);
+    process.stdout.write(`answers sha256: ${digest.digest('hex').slice(0, 16)}\n`);
     const rows: string[][] = [];
     for (const concurrency of CONCURRENCIES) rows.push(await measure(concurrency, search));
     printTable(['concurrency', 'searches', 'p50 ms', 'p90 ms', 'p99 ms', 'req/s', 'CPU ms/search', 'load avg'], rows);
@@ -96,7 +106,7 @@ async function main(): Promise<void> {
 }
 
 /** Runs the query mix in turn on `concurrency` callers for SECONDS. */
-async function measure(concurrency: number, search: (q: string) => Promise<number>): Promise<string[]> {
+async function measure(concurrency: number, search: (q: string) => Promise<unknown[]>): Promise<string[]> {
   const times: number[] = [];
   let next = 0;
   const until = performance.now() + SECONDS * 1000;

@@ -8,15 +8,16 @@
  * its Porter2 stem, or one within its typo budget. Rows containing the text come first, then by
  * how far their words are from the typed ones (exact, stem, one typo, two), then in sheet order.
  *
- * Each sheet version is opened once (`sheet-cache.ts`): its copy holds every row's terms in `_terms`
- * and its sheet order in `_row`, and its term dictionary is kept beside it, so a search is one query.
+ * Each sheet version is opened once (`sheet-cache.ts`), and its term index (each term's rows) is
+ * built then and kept beside it: a search is the containment scan, the ranking over the index, and
+ * the read of the rows it answers.
  */
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { randomUUID } from 'node:crypto';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBListValue } from '@duckdb/node-api';
 import { DeadlineExceeded } from '@uda/shared/duckdb';
 import type { ObjectStore } from '@uda/shared/object-store';
 import type { SheetSearchRequest, SheetSearchResponse } from '@uda/shared/runner-contract';
@@ -27,8 +28,8 @@ import { jsonValue, quoteIdent, withDeadline } from '@uda/shared/duckdb';
 import type { Limiter } from '../limiter.ts';
 import { searchTermsSql } from '@uda/search/vocabulary';
 import { queryTerms } from '@uda/search/query';
-import { type SortedTexts, SortedTextsBuilder } from '@uda/search/index';
-import { distanceSql, likePattern, sheetWordTerms } from '@uda/search/sheets';
+import { SortedTextsBuilder } from '@uda/search/index';
+import { likePattern, rankSheetRows, type SheetTermIndex, sheetWordTerms } from '@uda/search/sheets';
 import { openSheetCopy } from '../sandbox.ts';
 import type { OpenSheet, SheetCache } from './sheet-cache.ts';
 import type { SandboxLimits } from '../sandbox.ts';
@@ -46,8 +47,8 @@ export interface SheetSearchDeps {
 /** What the searches of one sheet version share, beside its copy. */
 export interface SearchableSheet {
   readonly columns: readonly { name: string; text: boolean }[];
-  /** The distinct terms of the text columns; absent when the sheet has none. */
-  readonly terms: SortedTexts | undefined;
+  /** The terms of the text columns and their rows; absent when the sheet has none. */
+  readonly index: SheetTermIndex | undefined;
 }
 
 /** The engine's memory is counted in blocks; an instance also holds threads and a catalog. */
@@ -98,36 +99,31 @@ async function download(store: ObjectStore, key: string, folder: string): Promis
   return path;
 }
 
-/** Adds each row's terms and sheet order to the copy, and reads its columns and term dictionary. */
+/** Reads the copy's columns and builds its term index. */
 async function prepareSearch(connection: DuckDBConnection): Promise<{ sheet: SearchableSheet; bytes: number }> {
   const described = await connection.runAndReadAll(
     "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = 'memory' AND table_name = 'sheet' ORDER BY column_index",
   );
   const columns = described.getRows().map((row) => ({ name: String(row[0]), text: String(row[1]) === 'VARCHAR' }));
   const textColumns = columns.filter((c) => c.text).map((c) => quoteIdent(c.name));
-  let terms: SortedTexts | undefined;
-  if (textColumns.length > 0) {
-    await connection.run(
-      `CREATE TABLE memory.main.sheet_terms AS SELECT *, ${searchTermsSql(`concat_ws(' ', ${textColumns.join(', ')})`)} AS _terms, rowid AS _row FROM memory.main.sheet`,
-    );
-    await connection.run('DROP TABLE memory.main.sheet');
-    await connection.run('ALTER TABLE memory.main.sheet_terms RENAME TO sheet');
-    terms = await sheetTerms(connection);
-  }
+  const index = textColumns.length > 0 ? await sheetTermIndex(connection, `concat_ws(' ', ${textColumns.join(', ')})`) : undefined;
   const memory = await connection.runAndReadAll('SELECT coalesce(sum(memory_usage_bytes), 0)::BIGINT FROM duckdb_memory()');
-  const bytes = Number(memory.getRows()[0]![0]) + INSTANCE_OVERHEAD_BYTES + (terms ? terms.bytes.length + terms.ends.byteLength : 0);
-  return { sheet: { columns, terms }, bytes };
+  const indexBytes = index ? index.terms.bytes.length + index.terms.ends.byteLength + index.rows.reduce((sum, rows) => sum + rows.byteLength + 64, 0) : 0;
+  return { sheet: { columns, index }, bytes: Number(memory.getRows()[0]![0]) + INSTANCE_OVERHEAD_BYTES + indexBytes };
 }
 
-/** The distinct terms of the text columns, as a sorted dictionary. */
-async function sheetTerms(connection: DuckDBConnection): Promise<SortedTexts> {
+/** The distinct terms of the text columns, as a sorted dictionary, with the rows holding each. */
+async function sheetTermIndex(connection: DuckDBConnection, text: string): Promise<SheetTermIndex> {
   const reader = await connection.runAndReadAll(
-    `SELECT DISTINCT term FROM (SELECT unnest(_terms) AS term FROM memory.main.sheet) WHERE term <> '' ORDER BY term`,
+    `SELECT term, list(_row ORDER BY _row) FROM (SELECT DISTINCT unnest(${searchTermsSql(text)}) AS term, rowid::INTEGER AS _row FROM memory.main.sheet)
+     WHERE term <> '' GROUP BY term ORDER BY term`,
   );
-  const rows = reader.getRows().map((row) => String(row[0]));
-  const builder = new SortedTextsBuilder(rows.length, rows.reduce((sum, term) => sum + Buffer.byteLength(term), 0));
-  for (const term of rows) builder.append(term);
-  return builder.finish();
+  const found = reader.getRows();
+  const builder = new SortedTextsBuilder(found.length, found.reduce((sum, row) => sum + Buffer.byteLength(String(row[0])), 0));
+  for (const row of found) builder.append(String(row[0]));
+  const rows = found.map((row) => Int32Array.from((row[1] as DuckDBListValue).items as number[]));
+  const count = await connection.runAndReadAll('SELECT count(*)::INTEGER FROM memory.main.sheet');
+  return { terms: builder.finish(), rows, rowCount: Number(count.getRows()[0]![0]) };
 }
 
 /** The rows matching the text; `checkDeadline` bounds the work between the queries, which the deadline's interrupt may miss. */
@@ -137,26 +133,22 @@ async function runSearch(
   request: SheetSearchRequest,
   checkDeadline: () => void,
 ): Promise<Record<string, unknown>[]> {
-  const { columns, terms } = sheet;
+  const { columns, index } = sheet;
   if (columns.length === 0) return [];
   const contains = columns.map(({ name }) => `CAST(${quoteIdent(name)} AS VARCHAR) ILIKE $1 ESCAPE '\\'`).join(' OR ');
   const words = queryTerms(request.q);
-  if (!terms || words.length === 0) {
-    const sheetColumns = terms ? '* EXCLUDE (_terms, _row)' : '*';
-    const sql = `SELECT ${sheetColumns} FROM memory.main.sheet WHERE ${contains} LIMIT ${request.limit}`;
+  if (!index || words.length === 0) {
+    const sql = `SELECT * FROM memory.main.sheet WHERE ${contains} LIMIT ${request.limit}`;
     return (await connection.runAndReadAll(sql, [likePattern(request.q)])).convertRowObjects(jsonValue) as Record<string, unknown>[];
   }
-  const accepted = sheetWordTerms(terms, words, checkDeadline);
+  const accepted = sheetWordTerms(index.terms, words, checkDeadline);
   checkDeadline();
-  const distances = accepted.map((word, i) => `${distanceSql(word)} AS _d${i}`);
-  const every = accepted.map((_, i) => `_d${i} IS NOT NULL`).join(' AND ');
-  const total = accepted.map((_, i) => `coalesce(_d${i}, 0)`).join(' + ');
-  const sql = `SELECT * EXCLUDE (_contains, _terms, _row, ${accepted.map((_, i) => `_d${i}`).join(', ')}) FROM (
-      SELECT *, ${distances.join(', ')} FROM (
-        SELECT *, (${contains}) AS _contains FROM memory.main.sheet))
-    WHERE _contains OR (${every})
-    ORDER BY _contains DESC, ${total}, _row
-    LIMIT ${request.limit}`;
-  const reader = await connection.runAndReadAll(sql, [likePattern(request.q)]);
+  const containing = await connection.runAndReadAll(`SELECT rowid::INTEGER FROM memory.main.sheet WHERE ${contains}`, [likePattern(request.q)]);
+  checkDeadline();
+  const ranked = rankSheetRows(index, accepted, containing.getRows().map((row) => row[0] as number), request.limit);
+  if (ranked.length === 0) return [];
+  // Row ids are integers the index holds, never text from the request.
+  const list = `[${ranked.join(', ')}]`;
+  const reader = await connection.runAndReadAll(`SELECT * FROM memory.main.sheet WHERE rowid IN (SELECT unnest(${list})) ORDER BY list_position(${list}, rowid)`);
   return reader.convertRowObjects(jsonValue) as Record<string, unknown>[];
 }
