@@ -8,9 +8,10 @@
  * its Porter2 stem, or one within its typo budget. Rows containing the text come first, then by
  * how far their words are from the typed ones (exact, stem, one typo, two), then in sheet order.
  *
- * Each sheet version is opened once (`sheet-cache.ts`), and its term index (each term's rows) is
- * built then and kept beside it: a search is the containment scan, the ranking over the index, and
- * the read of the rows it answers.
+ * Each sheet version is opened once (`sheet-cache.ts`); its term index (each term's rows) and its
+ * lower-cased cells (`sheet_cells`, aligned with the sheet by row id) are built then and kept. A
+ * search is the containment scan over those cells, the ranking over the index, and the read of the
+ * rows it answers.
  */
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
@@ -107,6 +108,11 @@ async function prepareSearch(connection: DuckDBConnection): Promise<{ sheet: Sea
   const columns = described.getRows().map((row) => ({ name: String(row[0]), text: String(row[1]) === 'VARCHAR' }));
   const textColumns = columns.filter((c) => c.text).map((c) => quoteIdent(c.name));
   const index = textColumns.length > 0 ? await sheetTermIndex(connection, `concat_ws(' ', ${textColumns.join(', ')})`) : undefined;
+  if (index) {
+    // Each cell as ILIKE reads it (its text, lower-cased), once: the containment scan was most of a search.
+    const cells = columns.map(({ name }, i) => `lower(CAST(${quoteIdent(name)} AS VARCHAR)) AS _c${i}`);
+    await connection.run(`CREATE TABLE memory.main.sheet_cells AS SELECT ${cells.join(', ')} FROM memory.main.sheet`);
+  }
   const memory = await connection.runAndReadAll('SELECT coalesce(sum(memory_usage_bytes), 0)::BIGINT FROM duckdb_memory()');
   const indexBytes = index ? index.terms.bytes.length + index.terms.ends.byteLength + index.rows.reduce((sum, rows) => sum + rows.byteLength + 64, 0) : 0;
   return { sheet: { columns, index }, bytes: Number(memory.getRows()[0]![0]) + INSTANCE_OVERHEAD_BYTES + indexBytes };
@@ -143,12 +149,17 @@ async function runSearch(
   }
   const accepted = sheetWordTerms(index.terms, words, checkDeadline);
   checkDeadline();
-  const containing = await connection.runAndReadAll(`SELECT rowid::INTEGER FROM memory.main.sheet WHERE ${contains}`, [likePattern(request.q)]);
+  // `x ILIKE '%q%'` is `lower(x)` containing `lower(q)`: ILIKE lower-cases both sides, and the pattern's wildcards are escaped.
+  const containsLowered = columns.map((_, i) => `contains(_c${i}, lower($1))`).join(' OR ');
+  const containing = await connection.runAndReadAll(`SELECT rowid::INTEGER FROM memory.main.sheet_cells WHERE ${containsLowered}`, [request.q]);
   checkDeadline();
   const ranked = rankSheetRows(index, accepted, containing.getRows().map((row) => row[0] as number), request.limit);
   if (ranked.length === 0) return [];
+  // Read in row order (the i-th row read is the i-th smallest id), then put in the ranking's order.
   // Row ids are integers the index holds, never text from the request.
-  const list = `[${ranked.join(', ')}]`;
-  const reader = await connection.runAndReadAll(`SELECT * FROM memory.main.sheet WHERE rowid IN (SELECT unnest(${list})) ORDER BY list_position(${list}, rowid)`);
-  return reader.convertRowObjects(jsonValue) as Record<string, unknown>[];
+  const ascending = Int32Array.from(ranked).sort();
+  const reader = await connection.runAndReadAll(`SELECT * FROM memory.main.sheet WHERE rowid IN (${ascending.join(', ')}) ORDER BY rowid`);
+  const read = reader.convertRowObjects(jsonValue) as Record<string, unknown>[];
+  const byId = new Map(Array.from(ascending, (id, i) => [id, read[i]!]));
+  return ranked.map((id) => byId.get(id)!);
 }
