@@ -53,6 +53,9 @@ export const runnerConfigSchema = z.object({
   LOOKUP_CACHE_BYTES: int(0, 1 << 30)
     .default(64 << 20)
     .describe('Bytes of stored-lookup response bodies kept per runner, per (data version, source, limit, terms); 0: every lookup is ranked'),
+  SHEET_SEARCH_CACHE_BYTES: int(0, 1 << 30)
+    .default(256 << 20)
+    .describe('Bytes of connected-sheet versions kept open for search per runner (their engine memory and term dictionary); 0: every search opens its sheet'),
   RANK_THREADS: optional(int(0, 256)).describe(
     'Threads ranking stored lookups over the shared in-memory index; unset: the cores given (os.availableParallelism()); 0: on the main thread',
   ),

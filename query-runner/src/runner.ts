@@ -22,7 +22,8 @@ import { createRankPool, type RankPool } from './lookups/rank-pool.ts';
 import { runLookup } from './lookups/run-lookup.ts';
 import { createPageCache } from './lookups/page-cache.ts';
 import { openSearchIndexes } from './lookups/search-index.ts';
-import { searchSheet } from './sheets/search.ts';
+import { type SearchableSheet, searchSheet } from './sheets/search.ts';
+import { createSheetCache } from './sheets/sheet-cache.ts';
 import { type LookupRequest, RUNNER_TOKEN_FILE, type SheetSearchRequest } from '@uda/shared/runner-contract';
 import { readOrCreateSecret } from '@uda/shared/secrets';
 import { createMetrics, setDataVersion } from './metrics.ts';
@@ -112,8 +113,9 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
   const separateMetrics = config.RUNNER_METRICS_PORT !== undefined;
   const lookupCache = createPageCache(config.LOOKUP_CACHE_BYTES);
   const lookup = (request: LookupRequest) => runLookup({ databases, limiter: ownWork, timeoutMs: limits.timeoutMs, ranker, cache: lookupCache }, request);
+  const sheetCache = createSheetCache<SearchableSheet>(config.SHEET_SEARCH_CACHE_BYTES);
   const sheetSearch = (request: SheetSearchRequest) =>
-    searchSheet({ store, databases, limiter: ownWork, sandboxLimits, scratchDir, timeoutMs: limits.timeoutMs }, request);
+    searchSheet({ store, databases, limiter: ownWork, sandboxLimits, scratchDir, timeoutMs: limits.timeoutMs, cache: sheetCache }, request);
   const app = createApp({
     service, metrics, logger, lookup, sheetSearch, ready: () => databases.ready, accepting: () => accepting, serveMetrics: !separateMetrics,
     // Unset: the file the embedded API reads too (the chart always sets it from its Secret).
@@ -143,6 +145,7 @@ export async function startRunner(config: RunnerConfig, logger: Logger): Promise
       if (metricsServer) await close(metricsServer);
       await pool.close();
       await databases.stop();
+      sheetCache.clear();
       await ranker?.close();
       await coordination.close();
       parser.close();

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { lockDown, lockedInstanceOptions, quoteIdent, quoteLiteral } from '@uda/shared/duckdb';
+import { lockDown, lockedInstanceOptions, quoteIdent, quoteLiteral, withDeadline } from '@uda/shared/duckdb';
 
 export interface SandboxLimits {
   readonly memoryLimit: string;
@@ -64,6 +64,36 @@ export async function openSheetSandbox(
     return { instance, connection };
   } catch (error) {
     connection.closeSync();
+    instance.closeSync();
+    throw error;
+  }
+}
+
+/**
+ * An instance holding one connected sheet and nothing else (no database attached), kept open across
+ * searches of that sheet version: `prepare` builds what the searches share (copies, columns) before
+ * the lock-down, as external access is off after it. The copy and `prepare` run under `timeoutMs`.
+ */
+export async function openSheetCopy<T>(
+  limits: SandboxLimits,
+  sheet: SheetFile,
+  timeoutMs: number,
+  prepare: (connection: DuckDBConnection) => Promise<T>,
+): Promise<{ instance: DuckDBInstance; prepared: T }> {
+  const instance = await DuckDBInstance.create(':memory:', await optionsFor(limits, 'AUTOMATIC'));
+  try {
+    const connection = await instance.connect();
+    try {
+      const prepared = await withDeadline(connection, timeoutMs, async () => {
+        await connection.run(`CREATE TABLE memory.main.${quoteIdent(sheet.name)} AS FROM read_parquet(${quoteLiteral(sheet.path)})`);
+        return prepare(connection);
+      });
+      await lockDown(connection);
+      return { instance, prepared };
+    } finally {
+      connection.closeSync();
+    }
+  } catch (error) {
     instance.closeSync();
     throw error;
   }

@@ -1,7 +1,8 @@
 /**
  * `POST /v1/sheets/search` on an in-process runner over the real object store: every column as
  * text, case-insensitive, the text bound as data, the row cap, bad requests, and the deadline; and
- * the stored lookups' forgiveness over its text columns (stems, typos), contained text first.
+ * the stored lookups' forgiveness over its text columns (stems, typos), contained text first; and a
+ * changed sheet (a new version's key) answered from its new rows, while the open versions are cached.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestBucket, type TestBucket } from '@uda/test-support/s3';
@@ -76,6 +77,19 @@ describe('POST /v1/sheets/search', () => {
     expect(await ids('chiken breasts')).toEqual([5]);
     expect(await ids('egg fish')).toEqual([4]);
     expect(await ids('zzqxv')).toEqual([]);
+  });
+
+  it('answers a changed sheet from its new version: each version has a key of its own', async () => {
+    const search = async (version: number, q: string) =>
+      (await post(runner.url, { key: `sheets/a/versions/${version}.parquet`, q })).body.rows!.map((r) => r.label);
+    const first = await writeParquet(tempPath('v1.parquet'), `SELECT * FROM (VALUES (1, 'alpha orchard'), (2, 'beta river')) AS t(id, label)`);
+    await bucket.store.putFile('sheets/a/versions/1.parquet', first);
+    expect(await search(1, 'orchards')).toEqual(['alpha orchard']);
+    const second = await writeParquet(tempPath('v2.parquet'), `SELECT * FROM (VALUES (1, 'gamma orchard'), (2, 'delta orchard')) AS t(id, label)`);
+    await bucket.store.putFile('sheets/a/versions/2.parquet', second);
+    expect(await search(2, 'orchards')).toEqual(['gamma orchard', 'delta orchard']);
+    expect(await search(2, 'alpha')).toEqual([]);
+    expect(await search(1, 'orchards')).toEqual(['alpha orchard']);
   });
 
   it('caps rows at the limit', async () => {

@@ -1,11 +1,11 @@
 /**
  * Keyword search over one connected sheet, with the stored lookups' forgiveness: a row matches when
  * a column contains the text (case-insensitive), or when its text columns hold every word of it as
- * typed, by its Porter2 stem, or within its typo budget. The runner runs the SQL built here in a
- * sandbox over the sheet (`query-runner/src/sheets/search.ts`).
+ * typed, by its Porter2 stem, or within its typo budget. The runner finds the rows containing the
+ * text in a sandbox over the sheet (`query-runner/src/sheets/search.ts`); the words' matches and
+ * the order are found here, over the sheet's term index (kept per sheet version).
  */
-import { quoteLiteral } from '@uda/shared/duckdb';
-import { prefixRange, textAt, type SortedTexts } from '../index/sorted-texts.ts';
+import { equalRange, prefixRange, textAt, type SortedTexts } from '../index/sorted-texts.ts';
 import { typoBudget } from '../query/terms.ts';
 import { typoMatches } from '../query/typos.ts';
 import { stemOf } from '../vocabulary/stems.ts';
@@ -43,11 +43,48 @@ export function sheetWordTerms(terms: SortedTexts, words: readonly string[], che
   });
 }
 
-const termList = (terms: readonly string[]) => `[${terms.map(quoteLiteral).join(', ')}]::VARCHAR[]`;
-
-/** A word's distance in a row (0 exact … 3 two typos), NULL when the row lacks it. */
-export function distanceSql(word: WordTerms): string {
-  const cases = word.flatMap((terms, distance) => (terms.length ? [`WHEN list_has_any(_terms, ${termList(terms)}) THEN ${distance}`] : []));
-  return `CASE ${cases.join(' ')} END`;
+/** A sheet's term dictionary and, aligned with it, the rows (ascending row ids) holding each term. */
+export interface SheetTermIndex {
+  readonly terms: SortedTexts;
+  readonly rows: readonly Int32Array[];
+  /** One past the largest row id. */
+  readonly rowCount: number;
 }
 
+const ABSENT = 255;
+
+/** Each row's distance for one word (0 exact … 3 two typos), ABSENT where the row lacks it. */
+function wordDistances(index: SheetTermIndex, word: WordTerms): Uint8Array {
+  const distances = new Uint8Array(index.rowCount).fill(ABSENT);
+  word.forEach((terms, distance) => {
+    for (const term of terms) {
+      const [at, end] = equalRange(index.terms, Buffer.from(term, 'utf8'));
+      if (at === end) continue;
+      for (const row of index.rows[at]!) if (distances[row]! > distance) distances[row] = distance;
+    }
+  });
+  return distances;
+}
+
+/**
+ * The row ids to answer, best first, at most `limit`: a row matches when it contains the text
+ * (`containing`) or holds every word; containing rows come first, then by the sum of the words'
+ * distances (a word the row lacks counts 0), then in sheet order.
+ */
+export function rankSheetRows(index: SheetTermIndex, words: readonly WordTerms[], containing: Iterable<number>, limit: number): number[] {
+  const distances = words.map((word) => wordDistances(index, word));
+  const contains = new Uint8Array(index.rowCount);
+  for (const row of containing) contains[row] = 1;
+  const matches: { row: number; contains: number; total: number }[] = [];
+  for (let row = 0; row < index.rowCount; row++) {
+    let total = 0;
+    let every = true;
+    for (const d of distances) {
+      if (d[row] === ABSENT) every = false;
+      else total += d[row]!;
+    }
+    if (contains[row] || every) matches.push({ row, contains: contains[row]!, total });
+  }
+  matches.sort((a, b) => b.contains - a.contains || a.total - b.total || a.row - b.row);
+  return matches.slice(0, limit).map((m) => m.row);
+}
