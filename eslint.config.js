@@ -13,7 +13,7 @@ import { CODE_FOLDERS, boundaries } from './eslint/boundaries.js';
 const packageBoundaries = {
   files: CODE_FOLDERS.map((folder) => `${folder}/**/*.{ts,js,mjs}`),
   plugins: { boundaries },
-  rules: { 'boundaries/workspace-imports': 'error', 'boundaries/no-cycle': 'error' },
+  rules: { 'boundaries/workspace-imports': 'error', 'boundaries/no-cycle': 'error', 'boundaries/folder-doors': 'error' },
 };
 
 export default tseslint.config(

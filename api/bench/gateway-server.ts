@@ -6,7 +6,7 @@
 import { Socket } from 'node:net';
 import express, { type Request, type Response } from 'express';
 import { buildApp } from '../src/app.ts';
-import { deliverCharged, holdCredit, holdOf, payerOf, setCreditHeaders } from '../src/billing/http.ts';
+import { deliverCharged, holdCredit, holdOf, payerOf, setCreditHeaders } from '../src/billing/index.ts';
 import { benchApiConfig } from './support.ts';
 import { migrate, openDb } from '../src/db/index.ts';
 import { DEFAULT_LIMITS } from '../src/limits.ts';

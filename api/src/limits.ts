@@ -25,6 +25,6 @@ export const DEFAULT_LIMITS: Limits = {
   fairShare: DEFAULT_FAIR_SHARE,
 };
 
-/** Prices and monthly grants are in `billing/prices.ts`. */
+/** Prices and monthly grants are in `prices.ts`. */
 
 export const TIERS: readonly Tier[] = ['free', 'developer', 'pro'];

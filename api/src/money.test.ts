@@ -8,7 +8,7 @@ import {
   splitCharge,
   usdNumber,
 } from './money.ts';
-import { priceMicro } from './billing/prices.ts';
+import { priceMicro } from './prices.ts';
 
 describe('money', () => {
   it('prices rows by class and tier (SPEC credits §3)', () => {

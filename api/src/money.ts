@@ -3,7 +3,7 @@
  * `splitCharge` and `effectiveGrant`, and the unit tests pin both.
  */
 import type { Tier } from '@uda/shared/catalog';
-import { MONTHLY_GRANT_MICRO_USD } from './billing/prices.ts';
+import { MONTHLY_GRANT_MICRO_USD } from './prices.ts';
 
 export const MICRO_PER_USD = 1_000_000;
 

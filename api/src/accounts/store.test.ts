@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
-import { Ledger } from '../billing/ledger.ts';
+import { Ledger } from '../billing/index.ts';
 import { AccountStore } from './store.ts';
 
 let ctx: TestContext;

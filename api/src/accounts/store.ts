@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Tier } from '@uda/shared/catalog';
 import type { Db } from '../db/index.ts';
-import { MONTHLY_GRANT_MICRO_USD } from '../billing/prices.ts';
+import { MONTHLY_GRANT_MICRO_USD } from '../prices.ts';
 import { effectiveGrant, grantAfterTierChange, periodOf } from '../money.ts';
 
 export interface Account {

@@ -6,7 +6,7 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import type { Account } from '../accounts/store.ts';
-import type { BalanceReadout } from '../billing/billing.ts';
+import type { BalanceReadout } from '../billing/index.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { TIERS } from '../limits.ts';

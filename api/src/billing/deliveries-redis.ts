@@ -15,7 +15,7 @@ import { type BytesDelivered, DELIVERED_BYTES_TTL_MS, PARTIAL_REFUNDS_PER_DAY, P
 import { accountOfChargeKey, windowBaseOf } from './charge-keys.ts';
 import { DELIVERY_STATE_TTL_MS, type DeliveryTracker } from './deliveries.ts';
 import { sendWithNextWrite } from '../limiter/redis.ts';
-import { type Script, runScript, script } from './redis-scripts.ts';
+import { type Script, runScript, script } from '../redis/scripts.ts';
 import { BEGIN_DELIVERY, type BeginPart } from './reread-rider.ts';
 
 // Claims a charge's refund (its state is unset and no delivery is in flight). A partial refund takes

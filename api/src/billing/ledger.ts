@@ -17,7 +17,7 @@ import type { Db } from '../db/index.ts';
 import { type AccountRow, type AccountStore, AccountNotFound, accountFromRow } from '../accounts/store.ts';
 import { periodOf, splitCharge } from '../money.ts';
 import { type WindowSpec, refundKey, windowChargeKey } from './charge-keys.ts';
-import { MONTHLY_GRANT_MICRO_USD } from './prices.ts';
+import { MONTHLY_GRANT_MICRO_USD } from '../prices.ts';
 import type { BreakdownItem, Buckets } from './types.ts';
 
 export type { BreakdownItem } from './types.ts';

@@ -14,7 +14,7 @@
 import type { Redis } from 'ioredis';
 import type { TakeRider } from '../limiter/types.ts';
 import { type BeginPart, type PaidMarkerRider, REREAD_RIDER, type RereadReply, rereadFieldsOf } from './reread-rider.ts';
-import { type Script, runScript, script } from './redis-scripts.ts';
+import { type Script, runScript, script } from '../redis/scripts.ts';
 import type { Buckets, ChargeRecord, HoldRequest, HoldResult, PaidMarker, Release, SpendResult, Wallet } from './wallet.ts';
 
 // KEYS: wallet, the key's memory, the re-read marker. ARGV: charge key, amount, how long to

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { runScript, script } from '../billing/redis-scripts.ts';
+import { runScript, script } from '../redis/scripts.ts';
 import { writeWithTurn } from '../limiter/redis.ts';
 import { type BudgetCap, type FairStart, type FairStore, MemoryFairStore } from './store.ts';
 

@@ -5,7 +5,7 @@
  */
 import { type Source, findSource, sourceNames } from '@uda/shared/catalog';
 import type { StoredSourceId } from './types.ts';
-import { priceMicro } from '../billing/prices.ts';
+import { priceMicro } from '../prices.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { type LiveData, liveLookup, wikiArticleLookup } from '../live/lookup.ts';

@@ -5,8 +5,7 @@
  * is never billed (DECISIONS §3). A REST lookup charges the hold its counter call made (`holdCredit`).
  */
 import type { Request, Response } from 'express';
-import { deliverCharged, holdOf, payerOf, setCreditHeaders } from '../billing/http.ts';
-import type { Billing } from '../billing/billing.ts';
+import { type Billing, deliverCharged, holdOf, payerOf, setCreditHeaders } from '../billing/index.ts';
 import type { AccountState } from '../errors/codes.ts';
 import { type Caller, callerOf, requestIdOf } from '../request-context.ts';
 import type { LookupData, LookupOutcome } from './types.ts';

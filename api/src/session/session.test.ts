@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type TestApi, type TestContext, openTestContext } from '@uda/test-support/api-harness';
-import { MONTHLY_GRANT_MICRO_USD } from '../billing/prices.ts';
+import { MONTHLY_GRANT_MICRO_USD } from '../prices.ts';
 import { PAYMENT_LIMITS } from '../accounts/quotas.ts';
 import { OperatorApprovalPayments } from './payments.ts';
 import { usageAnswerSchema } from './usage-schema.ts';

@@ -17,7 +17,7 @@
 import type { ResultFormat, ResultMeta, RunQueryRequest } from '@uda/shared/runner-contract';
 import { createSqlParser, type SqlParser, validateSql } from '@uda/shared/sql';
 import type { Tier } from '@uda/shared/catalog';
-import { type WindowSpec, sqlWindow } from '../billing/charge-keys.ts';
+import { type WindowSpec, sqlWindow } from '../billing/index.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { runnerPlaceOf } from '../fair/rules.ts';
 import { ErrorCode } from '../errors/codes.ts';

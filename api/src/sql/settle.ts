@@ -4,8 +4,7 @@
  * charges, the rest report 0 and `X-Service-Cached: true`. The charge itself is `Billing`'s.
  */
 import type { Request, Response } from 'express';
-import type { BegunDelivery, Delivery, PaidSqlRead } from '../billing/billing.ts';
-import { payerOf, setCreditHeaders } from '../billing/http.ts';
+import { type BegunDelivery, type Delivery, type PaidSqlRead, payerOf, setCreditHeaders } from '../billing/index.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { type RouteGuard, applyGuards } from '../middleware/counters/index.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { exportPriceMicro } from '../billing/prices.ts';
+import { exportPriceMicro } from '../prices.ts';
 import { usageHeader, usageOf } from './usage.ts';
 
 describe('usageOf and usageHeader', () => {

@@ -5,8 +5,8 @@
  */
 import { type PriceClass, findSource, type Tier } from '@uda/shared/catalog';
 import type { ResultMeta } from '@uda/shared/runner-contract';
-import type { BreakdownItem } from '../billing/ledger.ts';
-import { priceMicro } from '../billing/prices.ts';
+import type { BreakdownItem } from '../billing/index.ts';
+import { priceMicro } from '../prices.ts';
 import { usdNumber } from '../money.ts';
 
 export interface SqlUsage {

@@ -3,7 +3,7 @@
  * prints one JSON line with what it was told. Usage: node charge-worker.ts <dbUrl> <accountId> <n> <amountMicro> <worker>
  */
 import { AccountStore } from '../../src/accounts/store.ts';
-import { Ledger } from '../../src/billing/ledger.ts';
+import { Ledger } from '../../src/billing/index.ts';
 import { openDb } from '../../src/db/index.ts';
 
 const [dbUrl = '', accountId = '', n = '0', amount = '0', worker = '0'] = process.argv.slice(2);

@@ -6,8 +6,8 @@
 import type { RequestHandler } from 'express';
 import { ApiError } from '../../src/errors/api-error.ts';
 import { ErrorCode } from '../../src/errors/codes.ts';
-import { deliverCharged, payerOf, setCreditHeaders } from '../../src/billing/http.ts';
-import { priceMicro } from '../../src/billing/prices.ts';
+import { deliverCharged, payerOf, setCreditHeaders } from '../../src/billing/index.ts';
+import { priceMicro } from '../../src/prices.ts';
 import { callerOf } from '../../src/request-context.ts';
 import type { RouteDef } from '../../src/routes/types.ts';
 import type { Services } from '../../src/services.ts';

@@ -8,10 +8,8 @@
  * the broken ones delivered stay under half the file (rule 8).
  */
 import type { Request, RequestHandler, Response } from 'express';
-import type { Delivery, Payer } from '../../billing/billing.ts';
-import { exportWindow } from '../../billing/charge-keys.ts';
-import { deliverCharged, setCreditHeaders } from '../../billing/http.ts';
-import { EXPORT_WINDOW_MS, exportPriceMicro } from '../../billing/prices.ts';
+import { deliverCharged, type Delivery, exportWindow, type Payer, setCreditHeaders } from '../../billing/index.ts';
+import { EXPORT_WINDOW_MS, exportPriceMicro } from '../../prices.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import { consumeDailyCap, dailyCapRemaining } from '../../middleware/daily-cap/index.ts';

@@ -9,7 +9,7 @@ import { type ExportFile, type Manifest, VERSION_PATTERN } from '@uda/shared/man
 import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import type { Manifests } from '../../sql/export-version.ts';
-import type { ExportPriceKind } from '../../billing/prices.ts';
+import type { ExportPriceKind } from '../../prices.ts';
 
 export const BULK_FILES = ['service.db', 'service.parquet.zip', 'service.csv.zip'] as const;
 const FORMATS = ['csv', 'parquet'] as const;

@@ -4,8 +4,8 @@
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { findSource } from '@uda/shared/catalog';
-import type { Payer } from '../../billing/billing.ts';
-import { priceMicro } from '../../billing/prices.ts';
+import type { Payer } from '../../billing/index.ts';
+import { priceMicro } from '../../prices.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, decodeKeywords } from '../../lookups/input.ts';
 import { articleLookup, lookup } from '../../lookups/lookup.ts';
 import { lookupEnvelopeJson, settleLookup } from '../../lookups/settle.ts';

@@ -4,7 +4,7 @@ import { ErrorCode } from '../../errors/codes.ts';
 import { MAX_KEYWORDS_CHARS } from '../../lookups/input.ts';
 import { optionalAnonymousLimitHeaders, optionalCreditHeaders } from '../../openapi/headers.ts';
 import type { RouteDeclaration, RouteDoc } from '../types.ts';
-import { holdCredit } from '../../billing/http.ts';
+import { holdCredit } from '../../billing/index.ts';
 import { ARTICLE_PATH, KEYWORD_PATH, articleLookupHandler, articleLookupMaxCost, keywordLookupHandler, keywordLookupMaxCost } from './handler.ts';
 import { lookupEnvelope, lookupQuery } from './schema.ts';
 

@@ -3,7 +3,7 @@
  * `deliverSql` exactly as `POST /api/v1/query` does (validator, daily cap, 5-minute window, billing).
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { deliverCharged } from '../../billing/http.ts';
+import { deliverCharged } from '../../billing/index.ts';
 import { MESSAGES } from '../../errors/codes.ts';
 import { callerOf } from '../../request-context.ts';
 import { sqlResultJson } from '../../sql/result-json.ts';

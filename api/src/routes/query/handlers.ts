@@ -5,7 +5,7 @@
  */
 import type { RequestHandler } from 'express';
 import type { ResultFormat } from '@uda/shared/runner-contract';
-import { deliverCharged, setCreditHeaders } from '../../billing/http.ts';
+import { deliverCharged, setCreditHeaders } from '../../billing/index.ts';
 import { ApiError } from '../../errors/api-error.ts';
 import { ErrorCode } from '../../errors/codes.ts';
 import { sendObject } from '../../objects/send-object.ts';
