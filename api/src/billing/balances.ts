@@ -1,5 +1,5 @@
 /**
- * The one balance (rule 7 in `billing.ts`; DECISIONS §3 "One balance"): the buckets in PostgreSQL
+ * The one balance (rule 7 in `index.ts`; DECISIONS §3 "One balance"): the buckets in PostgreSQL
  * plus the unspent credit of the open lease, and the short-lived cache of positive balances that
  * the up-front 402 trusts (rule 4). Every readout (headers, admin, the dashboard) goes through here.
  * The lease's unspent credit is the wallet's (one Redis read) while the wallet holds the whole

@@ -1,5 +1,5 @@
 /**
- * Credit leases (billing.ts rule 7) over real PostgreSQL, with the Redis wallet and with the
+ * Credit leases (index.ts rule 7) over real PostgreSQL, with the Redis wallet and with the
  * embedded default's in-process one: a caller sees its exact balance through lookups, SQL charges,
  * top-ups and refunds; a small balance is leased whole and never goes negative; and an API process
  * SIGKILLed under load loses no money and gives none away once another pod's reconciler settles,
@@ -207,7 +207,7 @@ describe('an API process SIGKILLed under load', () => {
           receivedMicro += Math.round(Number(res.headers.get('x-credit-cost')) * 1_000_000);
           received++;
         } catch (error) {
-          // The process died under this request: it may or may not have been charged (billing.ts rule 2).
+          // The process died under this request: it may or may not have been charged (index.ts rule 2).
           if (!killed) throw error;
           cut++;
         }

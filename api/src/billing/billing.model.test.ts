@@ -1,5 +1,5 @@
 /**
- * Model-based test of the billing invariants (billing.ts header) over real PostgreSQL and Redis.
+ * Model-based test of the billing invariants (index.ts header) over real PostgreSQL and Redis.
  * fast-check draws schedules of: a window request on one of two API pods (a SQL result or an export
  * file, with or without bytes), a lookup charge (spent from the account's credit lease), a delivery
  * completing, a delivery breaking, a flush of pending lookups, a lease expiry (a reconciler settles
@@ -252,7 +252,7 @@ async function runScheduleNow(batches: Step[][], startBalance: number): Promise<
    * (DECISIONS §3: the client's side of the doubt; it costs us the charge, never the client).
    */
   let completedSinceLoss = new Set<string>();
-  /** A lookup whose pod died before its response: its charge stands (billing.ts, rule 2). */
+  /** A lookup whose pod died before its response: its charge stands (index.ts, rule 2). */
   const diedWithPod = new Set<string>();
 
   /** A dead pod's responses are never ended (a request running when it died may have added one after the crash step). */

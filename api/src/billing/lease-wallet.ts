@@ -1,5 +1,5 @@
 /**
- * Lookups' credit (rule 7 in `billing.ts`): spending from the account's wallet, taking and
+ * Lookups' credit (rule 7 in `index.ts`): spending from the account's wallet, taking and
  * refilling its lease from PostgreSQL, refunding a lookup, flushing this pod's journal to the ledger
  * (`journal.ts`: the charges live in the pod until PostgreSQL has them, never only in Redis) and
  * settling leases. How big a lease is: `leaseSize` in `leases.ts`, the one statement of that rule.

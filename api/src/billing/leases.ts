@@ -1,5 +1,5 @@
 /**
- * Credit leases in PostgreSQL, the source of truth (rules in billing.ts's header). A lease moves
+ * Credit leases in PostgreSQL, the source of truth (rules in index.ts's header). A lease moves
  * a slice of an account's balance out of its buckets, grant first then top-off exactly as a charge
  * does, so lookups can spend it in a wallet (`wallet.ts`) without a transaction each. The ledger shows the slice as a `lease` row; the lookups spent under
  * it arrive later as ordinary `charge` rows with `lease_id` set, which leave the buckets alone.

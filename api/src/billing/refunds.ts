@@ -1,5 +1,5 @@
 /**
- * Refunds (rules 2, 5 and 8 in `billing.ts`) and the reconciler. A window's charge is refunded when
+ * Refunds (rules 2, 5 and 8 in `index.ts`) and the reconciler. A window's charge is refunded when
  * a delivery's break is the last word on it (`abandon`: the tracker decides, in one atomic step,
  * whether any delivery completed, is still in flight, or delivered enough bytes), or when every
  * delivery under it died with its pod (`reconcile` reaps them). A lookup's refund is in

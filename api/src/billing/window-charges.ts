@@ -1,5 +1,5 @@
 /**
- * Window charges (rules 2 to 5 and 8 in `billing.ts`): one charge covers every response under a
+ * Window charges (rules 2 to 5 and 8 in `index.ts`): one charge covers every response under a
  * window (a SQL result's, an export file's 24 h), each response registered as a delivery before
  * anything is charged, renewed while it runs and ended exactly once. A broken delivery's refund is
  * decided in `refunds.ts`.

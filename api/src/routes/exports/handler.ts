@@ -4,7 +4,7 @@
  * per 24 h window, by the first request that carries the file's bytes; HEAD, 304, 412, 416 and further
  * requests in the window are free and do not count toward the daily cap. Every request that carries
  * bytes is a delivery under the window's charge: the charge is refunded only when none of them
- * completed and none is in flight (`billing/billing.ts`, rule 2), and only while the distinct bytes
+ * completed and none is in flight (`billing/index.ts`, rule 2), and only while the distinct bytes
  * the broken ones delivered stay under half the file (rule 8).
  */
 import type { Request, RequestHandler, Response } from 'express';
