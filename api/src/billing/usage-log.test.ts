@@ -111,6 +111,36 @@ describe('the usage log store', () => {
     expect(stored.reduce((total, r) => total + r.cost_micro, 0)).toBe(Number(charges[0]?.micro));
     expect(await ctx.db('usage_outbox').count<{ n: string }[]>({ n: '*' })).toEqual([{ n: '0' }]);
   });
+
+  it('puts a file whose put failed again at the next store of the same pod, without waiting for its claim to go stale', async () => {
+    const accounts = new AccountStore(ctx.db);
+    const billing = new Billing({
+      ledger: new Ledger(ctx.db, accounts),
+      leases: new LeaseBook(ctx.db),
+      wallet: new MemoryWallet(),
+      deliveries: new MemoryDeliveryTracker(),
+      usage: new UsageLog({ store: bucket.store, db: ctx.db, retentionDays: 35 }),
+    });
+    const account = await accounts.create({ email: 'outage@example.com', tier: 'developer' });
+    const run = randomUUID();
+    // The bucket is unreachable for the first put (an S3 outage), then back.
+    let down = true;
+    const outage = {
+      putFile: async (...args: Parameters<ObjectStore['putFile']>) => {
+        if (down) throw new Error('connect ECONNREFUSED');
+        return bucket.store.putFile(...args);
+      },
+    } as unknown as ObjectStore;
+    const log = new UsageLog({ store: outage, db: ctx.db, retentionDays: 35, pod: run });
+    await flushedCharges(billing, account.id, 3);
+    await expect(log.store()).rejects.toThrow('ECONNREFUSED');
+    down = false;
+    // The next store (the loop's, or the drain's), long before the claim would go stale.
+    await log.store();
+    const stored = (await readUsageLog(bucket.store, run)).filter((r) => r.account_id === account.id);
+    expect(stored).toHaveLength(3);
+    expect(await ctx.db('usage_outbox').count<{ n: string }[]>({ n: '*' })).toEqual([{ n: '0' }]);
+  });
 });
 
 function s3Options() {

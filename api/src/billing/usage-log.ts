@@ -63,6 +63,8 @@ export class UsageLog {
   readonly #o: UsageLogOptions;
   readonly #pod: string;
   readonly #outbox: UsageOutbox;
+  /** Files this pod claimed whose put failed (the bucket was down): its next store puts them again, under their names. */
+  readonly #failed = new Set<string>();
   #storing: Promise<void> | undefined;
 
   constructor(options: UsageLogOptions) {
@@ -74,7 +76,8 @@ export class UsageLog {
   /**
    * Stores the outbox's records as files (one store at a time in this pod): first the files whose
    * store died between its claim and its delete, again under their names, then what no store has
-   * claimed. A failure leaves its claim to be taken over once stale.
+   * claimed. A failed put keeps its claim: this pod's next store (or its drain) puts it again at
+   * once, and any pod takes it over once stale should this one die first.
    */
   async store(): Promise<void> {
     while (this.#storing) await this.#storing.catch(() => undefined);
@@ -87,6 +90,11 @@ export class UsageLog {
   }
 
   async #storeNow(): Promise<void> {
+    for (const file of [...this.#failed]) {
+      const again = await this.#outbox.reclaim(file);
+      if (again) await this.#put(again);
+      else this.#failed.delete(file);
+    }
     for (let stale; (stale = await this.#outbox.reclaimStale(this.#o.staleClaimMs ?? STALE_CLAIM_MS)); ) await this.#put(stale);
     // A full file means more may wait; a short one took everything (what arrives meanwhile waits for the next store).
     for (let full = true; full; ) {
@@ -103,10 +111,14 @@ export class UsageLog {
       const path = join(dir, 'usage.parquet');
       await writeParquetRows(path, USAGE_COLUMNS, records.map(usageRow));
       await this.#o.store.putFile(file, path, { contentType: 'application/vnd.apache.parquet' });
+    } catch (error) {
+      this.#failed.add(file);
+      throw error;
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
     await this.#outbox.remove(file);
+    this.#failed.delete(file);
   }
 
   #fileName(): string {

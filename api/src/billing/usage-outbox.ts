@@ -126,6 +126,12 @@ export class UsageOutbox {
     return file === undefined ? undefined : claimed(file, result.rows);
   }
 
+  /** The rows still claimed under `file` (this pod's claim whose put failed), claimed anew; undefined when none is left. */
+  async reclaim(file: string): Promise<ClaimedFile | undefined> {
+    const result = await this.#db.raw<{ rows: OutboxRow[] }>(`UPDATE usage_outbox SET claimed_at = now() WHERE file = ? RETURNING id, file, records`, [file]);
+    return result.rows.length ? claimed(file, result.rows) : undefined;
+  }
+
   /** Deletes the rows of a file once it is in the bucket. */
   async remove(file: string): Promise<void> {
     await this.#db('usage_outbox').where({ file }).delete();
