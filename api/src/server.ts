@@ -23,10 +23,28 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-/** Listens and resolves with the URL actually bound (port 0 picks one). */
+/** While requests keep arriving, a closing server waits at most this long for their connections to go. */
+const DRAIN_MAX_MS = 1_000;
+/** A server with no request started for this long is idle: its remaining connections are closed. */
+const DRAIN_QUIET_MS = 100;
+
+/**
+ * Listens and resolves with the URL actually bound (port 0 picks one).
+ *
+ * Closing drains keep-alive connections before closing them: a client may send its next request on
+ * an idle connection just as the server closes it, and sees a reset. So while requests still arrive
+ * (at most `DRAIN_MAX_MS`), each is answered with `Connection: close`, and the client opens a new
+ * connection (to another pod, once the endpoints have moved) instead of reusing this one.
+ */
 export function listen(app: Express, port: number, host: string, { logger }: { logger?: Logger } = {}): Promise<Listening> {
   return new Promise((resolve, reject) => {
-    const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
+    let draining = false;
+    let lastRequestAt = 0;
+    const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+      lastRequestAt = Date.now();
+      if (draining) res.shouldKeepAlive = false;
+      app(req, res);
+    });
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, logger));
     server.listen(port, host);
     server.once('error', reject);
@@ -37,11 +55,15 @@ export function listen(app: Express, port: number, host: string, { logger }: { l
       resolve({
         server,
         url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${boundPort}`,
-        close: () =>
-          new Promise<void>((done) => {
+        close: async () => {
+          draining = true;
+          const until = Date.now() + DRAIN_MAX_MS;
+          while (Date.now() - lastRequestAt < DRAIN_QUIET_MS && Date.now() < until) await new Promise((r) => setTimeout(r, DRAIN_QUIET_MS / 2));
+          await new Promise<void>((done) => {
             server.close(() => done());
             server.closeIdleConnections();
-          }),
+          });
+        },
       });
     });
   });
