@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Server, createServer } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import type { Logger } from '@uda/shared/logger';
@@ -32,9 +33,10 @@ const DRAIN_QUIET_MS = 100;
  * Listens and resolves with the URL actually bound (port 0 picks one).
  *
  * Closing drains keep-alive connections before closing them: a client may send its next request on
- * an idle connection just as the server closes it, and sees a reset. So while requests still arrive
- * (at most `DRAIN_MAX_MS`), each is answered with `Connection: close`, and the client opens a new
- * connection (to another pod, once the endpoints have moved) instead of reusing this one.
+ * an idle connection just as the server closes it, and sees a reset. So the server first stops
+ * accepting connections (a new one is refused, and the client goes to another pod), and while
+ * requests still arrive on the open ones (at most `DRAIN_MAX_MS`) each is answered with
+ * `Connection: close`, so the client closes that connection instead of reusing it.
  */
 export function listen(app: Express, port: number, host: string, { logger }: { logger?: Logger } = {}): Promise<Listening> {
   return new Promise((resolve, reject) => {
@@ -57,12 +59,13 @@ export function listen(app: Express, port: number, host: string, { logger }: { l
         url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${boundPort}`,
         close: async () => {
           draining = true;
+          // Stops accepting connections but, unlike http's close, leaves the idle ones open for now.
+          const closed = new Promise<void>((done) => void NetServer.prototype.close.call(server, () => done()));
           const until = Date.now() + DRAIN_MAX_MS;
           while (Date.now() - lastRequestAt < DRAIN_QUIET_MS && Date.now() < until) await new Promise((r) => setTimeout(r, DRAIN_QUIET_MS / 2));
-          await new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeIdleConnections();
-          });
+          // Now the idle ones (and http's request-timeout timer); in-flight responses finish first.
+          server.close();
+          await closed;
         },
       });
     });
