@@ -36,12 +36,10 @@ export function rawS3Client(): S3Client {
   });
 }
 
-export async function createTestBucket(label: string): Promise<TestBucket> {
-  const bucket = `uda-${label}-${randomBytes(4).toString('hex')}`.toLowerCase();
-  const client = rawS3Client();
-  await client.send(new CreateBucketCommand({ Bucket: bucket }));
-  const env: Record<string, string> = { ...s3Env(), S3_BUCKET: bucket };
-  const store = new S3Store({
+/** A store over `bucket` on the test S3 server, whether or not the bucket exists. */
+export function storeOn(bucket: string): S3Store {
+  const env = s3Env();
+  return new S3Store({
     bucket,
     region: env.S3_REGION ?? 'us-east-1',
     endpoint: env.S3_ENDPOINT,
@@ -50,6 +48,14 @@ export async function createTestBucket(label: string): Promise<TestBucket> {
     forcePathStyle: true,
     partSizeBytes: 5 * 1024 * 1024,
   });
+}
+
+export async function createTestBucket(label: string): Promise<TestBucket> {
+  const bucket = `uda-${label}-${randomBytes(4).toString('hex')}`.toLowerCase();
+  const client = rawS3Client();
+  await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  const env: Record<string, string> = { ...s3Env(), S3_BUCKET: bucket };
+  const store = storeOn(bucket);
   return {
     bucket,
     store,

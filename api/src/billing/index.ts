@@ -73,5 +73,6 @@ export { MemoryDeliveryTracker, ResilientDeliveryTracker } from './deliveries.ts
 export type { DeliveryTracker } from './deliveries.ts';
 export { RedisDeliveryTracker } from './deliveries-redis.ts';
 export { UsageLog } from './usage-log.ts';
+export type { UsageRecord } from './usage-outbox.ts';
 export { startBillingLoops } from './loops.ts';
 export type { BillingLoops } from './loops.ts';

@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type TestContext, openTestContext } from '@uda/test-support/api-harness';
-import { type TestBucket, createTestBucket } from '@uda/test-support/s3';
-import { S3Store, type ObjectStore } from '@uda/shared/object-store';
+import { type TestBucket, createTestBucket, storeOn } from '@uda/test-support/s3';
+import type { ObjectStore } from '@uda/shared/object-store';
 import { readUsageLog } from '../../test/support/usage-log.ts';
 import { AccountStore } from '../accounts/store.ts';
 import { Billing } from './billing.ts';
@@ -35,6 +35,19 @@ const COST = 5_000;
 async function outboxRecords(accountId: string): Promise<UsageRecord[]> {
   const rows = (await ctx.db('usage_outbox').orderBy('id').select('records')) as { records: UsageRecord[] }[];
   return rows.flatMap((row) => row.records).filter((r) => r.account_id === accountId);
+}
+
+/** A pod's billing whose journal flushes write the usage outbox (its own store is the test bucket). */
+function billingWithUsageLog(): { accounts: AccountStore; billing: Billing } {
+  const accounts = new AccountStore(ctx.db);
+  const billing = new Billing({
+    ledger: new Ledger(ctx.db, accounts),
+    leases: new LeaseBook(ctx.db),
+    wallet: new MemoryWallet(),
+    deliveries: new MemoryDeliveryTracker(),
+    usage: new UsageLog({ store: bucket.store, db: ctx.db, retentionDays: 35 }),
+  });
+  return { accounts, billing };
 }
 
 describe('a journal flush', () => {
@@ -70,14 +83,7 @@ describe('the usage log store', () => {
   }
 
   it('puts a file again under its name when its store died between claim and delete, so each record is in the bucket once', async () => {
-    const accounts = new AccountStore(ctx.db);
-    const billing = new Billing({
-      ledger: new Ledger(ctx.db, accounts),
-      leases: new LeaseBook(ctx.db),
-      wallet: new MemoryWallet(),
-      deliveries: new MemoryDeliveryTracker(),
-      usage: new UsageLog({ store: bucket.store, db: ctx.db, retentionDays: 35 }),
-    });
+    const { accounts, billing } = billingWithUsageLog();
     const account = await accounts.create({ email: 'claims@example.com', tier: 'developer' });
     const run = randomUUID();
     const log = (pod: string, store: ObjectStore, staleClaimMs?: number) => new UsageLog({ store, db: ctx.db, retentionDays: 35, pod: `${run}-${pod}`, staleClaimMs });
@@ -93,7 +99,7 @@ describe('the usage log store', () => {
     await expect(log('after-put', diesAfterPut).store()).rejects.toThrow('killed after its put');
     // A store whose put fails (its bucket is gone): its claim stays, the file is nowhere.
     await flushedCharges(billing, account.id, 2);
-    const missingBucket = new S3Store({ ...s3Options(), bucket: `uda-missing-${randomUUID()}` });
+    const missingBucket = storeOn(`uda-missing-${randomUUID()}`);
     await expect(log('before-put', missingBucket).store()).rejects.toThrow();
 
     // A live store leaves fresh claims alone (their store may still be putting them) ...
@@ -113,14 +119,7 @@ describe('the usage log store', () => {
   });
 
   it('puts a file whose put failed again at the next store of the same pod, without waiting for its claim to go stale', async () => {
-    const accounts = new AccountStore(ctx.db);
-    const billing = new Billing({
-      ledger: new Ledger(ctx.db, accounts),
-      leases: new LeaseBook(ctx.db),
-      wallet: new MemoryWallet(),
-      deliveries: new MemoryDeliveryTracker(),
-      usage: new UsageLog({ store: bucket.store, db: ctx.db, retentionDays: 35 }),
-    });
+    const { accounts, billing } = billingWithUsageLog();
     const account = await accounts.create({ email: 'outage@example.com', tier: 'developer' });
     const run = randomUUID();
     // The bucket is unreachable for the first put (an S3 outage), then back.
@@ -143,14 +142,3 @@ describe('the usage log store', () => {
   });
 });
 
-function s3Options() {
-  const env = bucket.env;
-  return {
-    region: env.S3_REGION ?? 'us-east-1',
-    endpoint: env.S3_ENDPOINT,
-    accessKeyId: env.S3_ACCESS_KEY_ID,
-    secretAccessKey: env.S3_SECRET_ACCESS_KEY,
-    forcePathStyle: true,
-    partSizeBytes: 5 * 1024 * 1024,
-  };
-}
