@@ -157,7 +157,7 @@ try {
   const paid = pass.requests.total - pass.non2xx;
   const rowsPerThousand = (1_000 * ((await chargeRows()) - rowsBefore)) / Math.max(1, paid);
   console.log(`Reconciliation (${pass.requests.total} charged requests, 50 accounts, ${pass.non2xx} non-2xx ${JSON.stringify(Object.fromEntries(statuses))}, ${pass.errors} errors, ${pass.timeouts} timeouts): ledger net ${charged} micro-USD; X-Credit-Cost received ${receivedMicro} micro-USD: ${charged === receivedMicro ? 'equal' : 'DIFFERENT'}`);
-  console.log(`Ledger rows written: ${rowsPerThousand.toFixed(1)} per 1,000 paid requests (goal ≤ 10; the journal writes one row per account and flush)`);
+  console.log(`Ledger rows written: ${rowsPerThousand.toFixed(1)} per 1,000 paid requests (goal ≤ 10; a pod writes one row per account, lease and UTC day, which each flush adds to)`);
   console.log('\nGoals: anonymous ≥ 75% of bare and ≤ +2 ms p99; authenticated without charge ≥ 75%; charged ≥ 25%; the charge costs ≤ 10% and < 2 ms p99.');
   console.log(`Command: BENCH_DURATION_S=${duration} BENCH_CONNECTIONS=${connections} npm run bench:gateway   (also BENCH_DATABASE_URL, BENCH_REDIS_URL)`);
 } finally {

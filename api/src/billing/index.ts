@@ -31,8 +31,8 @@
  *    balance out of the buckets (the CHECK constraints still keep them >= 0), and an account has at
  *    most one open lease. A lookup is one atomic wallet step that spends from the lease; its charge
  *    record stays in this pod's journal (`journal.ts`), never only in Redis, until PostgreSQL has
- *    it: a flush (every 250 ms and on drain) writes one charge row per account and lease under the
- *    lease, moving no bucket, with the per-request records (the usage log's outbox, `usage-outbox.ts`).
+ *    it: a flush (every 250 ms and on drain) adds its lookups to this pod's one charge row per
+ *    account, lease and UTC day, under the lease, moving no bucket (a retried flush adds nothing twice), with the per-request records (the usage log's outbox, `usage-outbox.ts`).
  *    Settling a lease closes its wallet first (no spending after), writes this pod's journal, then
  *    returns `lease − Σ charges + Σ refunds` in one transaction; it is idempotent and needs nothing
  *    but PostgreSQL, so any pod's reconciler settles the leases of a pod that died (a charge that

@@ -6,7 +6,8 @@
  * loses the charges of its last flush interval (`unacked`: the charges forgiven).
  *
  * A flush writes the journal as one statement (`LeaseBook.writeJournal`): the lookups of each
- * account and lease as one aggregated `charge` row (its amount and how many requests), a window
+ * account and lease added to one aggregated `charge` row of this pod, lease and UTC day (its amount
+ * and how many requests; the row grows with each flush, `journal-statement.ts`), a window
  * charge (a SQL result's, an export file's) as a row under its own key, as the window rules read
  * them. A batch keeps its row keys until it is acknowledged, so a retry after an ambiguous failure
  * is a no-op. A charge whose lease was settled before it arrived (another pod settled it) is charged
@@ -169,7 +170,7 @@ export class Journal {
   /** A window charge whose key another pod wrote first: this pod's report is written as a charge of its own. */
   async #again(entry: JournalEntry): Promise<Written> {
     const ledgerKey = `${entry.key}~${this.#pod}`;
-    const row = { ...this.#rows(new Map([[entry.key, [entry]]]))[0]!, idempotency_key: ledgerKey };
+    const row = { ...this.#rows(new Map([[entry.key, [entry]]]), 0)[0]!, idempotency_key: ledgerKey };
     const late = (await this.#o.leases.writeJournal([row])).get(ledgerKey) === 'late';
     return late ? this.#late(entry, ledgerKey) : { entry, ledgerKey, late: false, forgiven: false };
   }
@@ -178,10 +179,12 @@ export class Journal {
     const entries = [...this.#pending.values()];
     this.#pending.clear();
     const seq = this.#seq++;
+    // A lookups row stands for a UTC day at most, so spend per day reads the rows' creation days.
+    const day = new Date().toISOString().slice(0, 10);
     const members = new Map<string, JournalEntry[]>();
     const records: UsageRecord[] = [];
     for (const entry of entries) {
-      const rowKey = entry.window ? entry.key : `lookups:${entry.accountId}:${entry.leaseId}:${this.#pod}:${seq}`;
+      const rowKey = entry.window ? entry.key : `lookups:${entry.accountId}:${entry.leaseId}:${this.#pod}:${day}`;
       const list = members.get(rowKey);
       if (list) list.push(entry);
       else members.set(rowKey, [entry]);
@@ -190,11 +193,11 @@ export class Journal {
     const extras = this.#extras;
     this.#extras = [];
     const outbox = this.#o.usage && { pod: this.#pod, flushKey: `${this.#pod}:${seq}`, records, extras };
-    return { entries, rows: this.#rows(members), members, outbox, attempts: 0 };
+    return { entries, rows: this.#rows(members, seq), members, outbox, attempts: 0 };
   }
 
-  /** One ledger row per member: a flush's lookups of an account and lease summed, a window charge alone. */
-  #rows(members: Map<string, JournalEntry[]>): JournalRow[] {
+  /** One ledger row per member: a flush's lookups of an account and lease summed (added to their row by flush `seq`), a window charge alone. */
+  #rows(members: Map<string, JournalEntry[]>, seq: number): JournalRow[] {
     return [...members].map(([key, list]): JournalRow => {
       const first = list[0]!;
       const one = list.length === 1 ? first : undefined;
@@ -207,6 +210,7 @@ export class Journal {
         breakdown: first.window ? (first.breakdown ?? []) : [],
         request_id: one?.requestId ?? null,
         query_id: first.window ? (first.queryId ?? null) : null,
+        flush_seq: first.window ? null : seq,
       };
     });
   }

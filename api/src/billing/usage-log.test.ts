@@ -58,7 +58,7 @@ describe('a journal flush', () => {
     const taken = await leases.take(account.id, () => 100_000, 1);
     if (!taken.ok) throw new Error('no lease');
     const key = `lookups:${account.id}:${taken.leaseId}:retry:0`;
-    const row = { idempotency_key: key, account_id: account.id, lease_id: taken.leaseId, amount_micro: 2 * COST, requests: 2, breakdown: [], request_id: null, query_id: null };
+    const row = { idempotency_key: key, account_id: account.id, lease_id: taken.leaseId, amount_micro: 2 * COST, requests: 2, breakdown: [], request_id: null, query_id: null, flush_seq: 0 };
     const entry = (n: number) => ({ key: `lookup:${account.id}:${n}`, accountId: account.id, leaseId: taken.leaseId, amountMicro: COST, window: false, at: Date.now() });
     const records = [1, 2].map((n) => usageRecord({ entry: entry(n), ledgerKey: key, late: false, forgiven: false }));
     const extras = [usageRecord({ entry: entry(3), ledgerKey: entry(3).key, late: true, forgiven: false })];
@@ -67,11 +67,35 @@ describe('a journal flush', () => {
     // The first attempt committed (its answer was lost); the journal sends the same batch again.
     await leases.writeJournal([row], outbox);
     await leases.writeJournal([row], outbox);
-    // Another flush carrying the same row (a key already taken) writes no record of it.
+    // The same flush sent again under another outbox key adds nothing and writes no record.
     await leases.writeJournal([row], { ...outbox, flushKey: 'retry:1', extras: [] });
 
-    expect(await ctx.db('ledger').where({ idempotency_key: key })).toHaveLength(1);
+    expect(await ctx.db('ledger').where({ idempotency_key: key }).select('amount_micro', 'requests')).toEqual([{ amount_micro: String(2 * COST), requests: 2 }]);
     expect((await outboxRecords(account.id)).map((r) => r.charge_key).sort()).toEqual([1, 2, 3].map((n) => entry(n).key));
+  });
+
+  it("adds each later flush of a lease's lookups to its one row, and charges a flush that comes after the settlement on the buckets", async () => {
+    const accounts = new AccountStore(ctx.db);
+    const leases = new LeaseBook(ctx.db);
+    const account = await accounts.create({ email: 'grows@example.com', tier: 'developer' });
+    const taken = await leases.take(account.id, () => 100_000, 1);
+    if (!taken.ok) throw new Error('no lease');
+    const key = `lookups:${account.id}:${taken.leaseId}:pod:2026-12-07`;
+    const flush = (seq: number, requests: number) => ({ idempotency_key: key, account_id: account.id, lease_id: taken.leaseId, amount_micro: requests * COST, requests, breakdown: [], request_id: null, query_id: null, flush_seq: seq });
+    const row = async () => ctx.db('ledger').where({ idempotency_key: key }).select('amount_micro', 'requests');
+
+    expect(await leases.writeJournal([flush(0, 2)])).toEqual(new Map());
+    expect(await leases.writeJournal([flush(1, 3)])).toEqual(new Map());
+    // Flush 1's answer was lost: its retry is taken as written, and adds nothing.
+    expect(await leases.writeJournal([flush(1, 3)])).toEqual(new Map([[key, 'taken']]));
+    expect(await row()).toEqual([{ amount_micro: String(5 * COST), requests: 5 }]);
+
+    // The lease settled (another pod) before flush 2 arrived: flush 2 is late, though its row exists.
+    await leases.settle(taken.leaseId);
+    expect(await leases.writeJournal([flush(2, 1)])).toEqual(new Map([[key, 'late']]));
+    // ... while the retry of flush 1 still finds its own write.
+    expect(await leases.writeJournal([flush(1, 3)])).toEqual(new Map());
+    expect(await row()).toEqual([{ amount_micro: String(5 * COST), requests: 5 }]);
   });
 });
 

@@ -12,6 +12,7 @@ import * as ledgerRequests from './0007_ledger_requests.ts';
 import * as emailVerification from './0008_email_verification.ts';
 import * as signupAddress from './0009_signup_address.ts';
 import * as usageOutbox from './0010_usage_outbox.ts';
+import * as ledgerFlushSeq from './0011_ledger_flush_seq.ts';
 
 /** Tables another workspace also uses live in `@uda/shared/db` (the exporter reads them). */
 const MIGRATIONS: readonly { name: string; module: Knex.Migration }[] = [
@@ -24,6 +25,7 @@ const MIGRATIONS: readonly { name: string; module: Knex.Migration }[] = [
   { name: '0008_email_verification', module: emailVerification },
   { name: '0009_signup_address', module: signupAddress },
   { name: '0010_usage_outbox', module: usageOutbox },
+  { name: '0011_ledger_flush_seq', module: ledgerFlushSeq },
 ];
 
 export const migrationSource: Knex.MigrationSource<(typeof MIGRATIONS)[number]> = {
