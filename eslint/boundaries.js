@@ -167,14 +167,15 @@ const noCycle = {
  * Folders with one door: code outside such a folder imports only its door file, so what the folder
  * keeps to itself can change without touching its callers. Tests inside the folder are inside.
  */
-export const FOLDER_DOORS = { 'api/src/billing': 'index.ts' };
+export const FOLDER_DOORS = { 'api/src/billing': 'index.ts', 'api/src/billing/credit': 'index.ts' };
 
-function doorOf(file) {
-  const rel = path.relative(ROOT, file);
-  for (const [folder, door] of Object.entries(FOLDER_DOORS)) {
-    if (rel.startsWith(`${folder}/`)) return { folder, door: path.join(ROOT, folder, door) };
-  }
-  return undefined;
+const insideOf = (file, folder) => path.relative(ROOT, file).startsWith(`${folder}/`);
+
+/** The door `target` must be reached through from `file`: of the outermost folder with a door that holds the target and not the file. */
+function doorFor(file, target) {
+  const folders = Object.keys(FOLDER_DOORS).filter((folder) => insideOf(target, folder) && !insideOf(file, folder));
+  const folder = folders.sort((a, b) => a.length - b.length)[0];
+  return folder && { folder, door: path.join(ROOT, folder, FOLDER_DOORS[folder]) };
 }
 
 const folderDoors = {
@@ -190,8 +191,8 @@ const folderDoors = {
       const source = importSources(node);
       if (!source) return;
       const target = resolve(file, source.value);
-      const door = target && doorOf(target.replace(/\.js$/, '.ts'));
-      if (!door || doorOf(file)?.folder === door.folder || target === door.door) return;
+      const door = target && doorFor(file, target.replace(/\.js$/, '.ts'));
+      if (!door || target === door.door) return;
       context.report({ node: source, messageId: 'door', data: { folder: door.folder, door: path.relative(ROOT, door.door), target: path.relative(ROOT, target) } });
     };
     return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };

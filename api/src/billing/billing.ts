@@ -3,10 +3,10 @@
  * (SPEC "Credits and metering"; DECISIONS §3). Free of Express and MCP: handlers and tools pass a
  * plain payer and get a plain settlement back; `http.ts` is the one adapter that sets headers.
  *
- * `Billing` is a thin facade over the parts, one job each: the balance and the up-front 402's cache
- * (`balances.ts`), lookups' credit leases and wallet (`lease-wallet.ts`), window charges and their
+ * `Billing` is a thin facade over the parts, one job each: the credit owner (`credit/`: the balance,
+ * holds, leases and the wallet's spends), this pod's journal (`journal.ts`), window charges and their
  * deliveries (`window-charges.ts`), refunds and the reconciler (`refunds.ts`), writes kept past
- * their response (`pending-writes.ts`). Its timers (reconciler, flush) are started and stopped by
+ * their response (`pending-writes.ts`). Each part is given the others it calls as objects. Its timers (reconciler, flush) are started and stopped by
  * the composition root (`loops.ts`, `services.ts`).
  *
  * The invariants every charge keeps are stated once, in the door (`index.ts`).
@@ -14,23 +14,21 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@uda/shared/logger';
 import type { Metrics } from '../metrics.ts';
-import { Balances } from './balances.ts';
 import { type WindowSpec, lookupChargeKey } from './charge-keys.ts';
+import { Credit } from './credit/index.ts';
 import type { DeliveryTracker } from './deliveries.ts';
-import { type Hold, type HoldPlan, Holds } from './holds.ts';
 import { Journal } from './journal.ts';
-import { LeaseWallet } from './lease-wallet.ts';
 import type { LeaseBook } from './leases.ts';
 import type { Ledger } from './ledger.ts';
 import { PendingWrites, countCharge } from './pending-writes.ts';
 import { Refunds } from './refunds.ts';
-import type { BalanceReadout, ChargeSpec, Delivery, PaidSqlRead, Payer, WindowOptions } from './types.ts';
+import type { BalanceReadout, ChargeSpec, Delivery, Hold, HoldPlan, PaidSqlRead, Payer, WindowOptions } from './types.ts';
 import type { UsageLog } from './usage-log.ts';
 import type { Wallet } from './wallet.ts';
 import { WindowCharges } from './window-charges.ts';
 
 export type { BalanceReadout, BegunDelivery, ChargeSpec, Delivery, PaidSqlRead, Payer, Settlement, WindowOptions } from './types.ts';
-export type { Hold, HoldPlan } from './holds.ts';
+export type { Hold, HoldPlan } from './types.ts';
 
 export interface BillingOptions {
   readonly ledger: Ledger;
@@ -43,7 +41,7 @@ export interface BillingOptions {
   readonly deliveryTtlMs?: number;
   /** Milliseconds since the epoch; tests move it to expire a dead pod's deliveries. */
   readonly now?: () => number;
-  /** How long a lease's settlement waits for its holds' releases (`holds.ts`) before orphaning them. */
+  /** How long a lease's settlement waits for its holds' releases (`credit/holds.ts`) before orphaning them. */
   readonly holdWaitMs?: number;
   /** A charge that was forgiven: it reached PostgreSQL after its lease settled, and the buckets could not cover it. */
   readonly onForgiven?: (chargeKey: string) => void;
@@ -57,12 +55,10 @@ const DELIVERY_TTL_MS = 60_000;
 const HOLD_WAIT_MS = 500;
 
 export class Billing {
-  readonly #balances: Balances;
-  readonly #leaseWallet: LeaseWallet;
+  readonly #credit: Credit;
   readonly #windows: WindowCharges;
   readonly #refunds: Refunds;
   readonly #writes: PendingWrites;
-  readonly #holds: Holds;
   readonly #journal: Journal;
   readonly #usage: UsageLog | undefined;
   readonly #metrics: Metrics | undefined;
@@ -70,32 +66,15 @@ export class Billing {
   constructor(options: BillingOptions) {
     const now = options.now ?? Date.now;
     const { ledger, leases, wallet, deliveries, metrics, logger } = options;
-    this.#metrics = metrics;
-    this.#writes = new PendingWrites(logger);
-    this.#usage = options.usage;
-    this.#journal = new Journal({ leases, ledger, usage: options.usage, onForgiven: options.onForgiven });
-    const unflushed = (accountId: string, leaseId: string) => this.#journal.unflushed(accountId, leaseId);
-    this.#balances = new Balances({ leases, wallet, logger, now, unflushed, beforeRead: async (accountId) => {
-        await this.#holds.flushed();
-        await this.#leaseWallet.takeSettled(accountId);
-      },
-    });
-    const writeRefund = (chargeKey: string) => this.#refunds.writeRefund(chargeKey);
-    const sendReleases = () => this.#holds.send();
-    const holdWaitMs = options.holdWaitMs ?? HOLD_WAIT_MS;
-    const journal = this.#journal;
-    this.#leaseWallet = new LeaseWallet({ ledger, leases, wallet, journal, balances: this.#balances, writes: this.#writes, writeRefund, sendReleases, holdWaitMs, metrics, logger, now });
-    this.#holds = new Holds({
-      wallet,
-      refreshBuckets: (accountId) => this.#balances.refreshBuckets(accountId),
-      balance: (accountId) => this.#balances.balance(accountId),
-      afterHold: (accountId, held, unspentMicro, holdMicro) => this.#leaseWallet.afterHold(accountId, held, unspentMicro, holdMicro),
-      ttlMs: options.deliveryTtlMs ?? DELIVERY_TTL_MS,
-      now,
-    });
-    this.#refunds = new Refunds({ ledger, deliveries, balances: this.#balances, leaseWallet: this.#leaseWallet, metrics, now });
     const ttlMs = options.deliveryTtlMs ?? DELIVERY_TTL_MS;
-    this.#windows = new WindowCharges({ ledger, deliveries, balances: this.#balances, leaseWallet: this.#leaseWallet, refunds: this.#refunds, writes: this.#writes, metrics, ttlMs, now });
+    this.#metrics = metrics;
+    this.#usage = options.usage;
+    const writes = (this.#writes = new PendingWrites(logger));
+    const journal = (this.#journal = new Journal({ leases, ledger, usage: options.usage, onForgiven: options.onForgiven }));
+    const holdWaitMs = options.holdWaitMs ?? HOLD_WAIT_MS;
+    const credit = (this.#credit = new Credit({ ledger, leases, wallet, journal, writes, holdTtlMs: ttlMs, holdWaitMs, metrics, logger, now }));
+    const refunds = (this.#refunds = new Refunds({ ledger, deliveries, credit, metrics, now }));
+    this.#windows = new WindowCharges({ ledger, deliveries, credit, refunds, writes, metrics, ttlMs, now });
   }
 
   /**
@@ -104,45 +83,45 @@ export class Billing {
    * same two parts), and so do admin and the dashboard (`readout`).
    */
   balance(accountId: string): Promise<number> {
-    return this.#balances.balance(accountId);
+    return this.#credit.balance(accountId);
   }
 
   /** The balance with its two buckets (admin `account show`, the dashboard's Usage page). */
   readout(accountId: string): Promise<BalanceReadout> {
-    return this.#balances.readout(accountId);
+    return this.#credit.readout(accountId);
   }
 
   /** Reads the buckets from PostgreSQL into the wallet, so lookups report them; returns them. */
   refreshBuckets(accountId: string): Promise<number> {
-    return this.#balances.refreshBuckets(accountId);
+    return this.#credit.refreshBuckets(accountId);
   }
 
   /** Rule 4: a request that would create a new charge needs a balance above zero (`Balances.requireCredit`). */
   requireCredit(payer: Payer): Promise<number> {
-    return this.#balances.requireCredit(payer);
+    return this.#credit.requireCredit(payer);
   }
 
   /**
-   * A hold of a lookup's largest possible cost, asked in the request's counter call (`holds.ts`).
+   * A hold of a lookup's largest possible cost, asked in the request's counter call (`credit/holds.ts`).
    * The request ends it: `deliverOnce` with the hold, or `releaseHold` when it failed first.
    */
   planHold(payer: Payer, maxMicro: number): HoldPlan {
-    return this.#holds.plan(payer, lookupChargeKey(payer.accountId), maxMicro);
+    return this.#credit.planHold(payer, lookupChargeKey(payer.accountId), maxMicro);
   }
 
   /** The request that made `hold` failed before its charge: the whole hold goes back (every held response calls this as it closes; a charged one has nothing to track). */
   releaseHold(hold: Hold): Promise<void> {
-    return this.#holds.settled(hold) ? Promise.resolve() : this.track(this.#holds.release(hold));
+    return this.#credit.holdSettled(hold) ? Promise.resolve() : this.track(this.#credit.releaseHold(hold));
   }
 
   /** Sends this pod's queued hold releases now (the flush does, first). */
   sendReleases(): Promise<void> {
-    return this.#holds.send();
+    return this.#credit.sendReleases();
   }
 
   /** Charge keys whose hold release has not left this pod yet. */
   unsentReleases(): string[] {
-    return this.#holds.unsent();
+    return this.#credit.unsentReleases();
   }
 
   /** Charges this pod reported that PostgreSQL has not acknowledged yet: what a SIGKILL now would forgive. */
@@ -158,12 +137,12 @@ export class Billing {
   async deliverOnce(payer: Payer, spec: ChargeSpec, hold?: Hold): Promise<Delivery> {
     const chargeKey = hold?.key ?? lookupChargeKey(payer.accountId);
     const record = { key: chargeKey, amountMicro: spec.costMicro, breakdown: spec.breakdown, requestId: spec.requestId, queryId: spec.queryId };
-    const held = hold && (await this.#holds.settle(hold, record));
+    const held = hold && (await this.#credit.settleHold(hold, record));
     if (held) {
       countCharge(this.#metrics, payer, spec, held.chargedMicro);
-      if (held.chargedMicro) this.#leaseWallet.record(payer, hold.leaseId, record, spec);
+      if (held.chargedMicro) this.#credit.record(payer, hold.leaseId, record);
     }
-    const charge = held ? { settlement: held, refund: () => this.#leaseWallet.refund(payer.accountId, chargeKey) } : await this.#leaseWallet.charge(payer, hold ? { ...record, key: lookupChargeKey(payer.accountId) } : record, spec);
+    const charge = held ? { settlement: held, refund: () => this.#credit.refund(payer.accountId, chargeKey) } : await this.#credit.charge(payer, hold ? { ...record, key: lookupChargeKey(payer.accountId) } : record, spec);
     const { settlement } = charge;
     let ended = false;
     return {
@@ -184,23 +163,23 @@ export class Billing {
 
   /** Refunds a lookup's charge that reached the ledger (an operator's refund, or a broken response's); once. */
   refundLookup(chargeKey: string): Promise<number> {
-    return this.#leaseWallet.refundLeaseCharge(chargeKey);
+    return this.#credit.refundLeaseCharge(chargeKey);
   }
 
   /** Settles the account's open lease now, if it has one (an operator's balance change, a test). */
   settleOpenLease(accountId: string): Promise<void> {
-    return this.#leaseWallet.settleOpenLease(accountId);
+    return this.#credit.settleOpenLease(accountId);
   }
 
   /** Settles a lease (rule 7), from any pod, any number of times. */
   settleLease(accountId: string, leaseId: string): Promise<void> {
-    return this.#leaseWallet.settleLease(accountId, leaseId);
+    return this.#credit.settleLease(accountId, leaseId);
   }
 
   /** Sends this pod's hold releases, then writes its journal to the ledger; every 250 ms (`loops.ts`) and on drain. */
   async flush(): Promise<void> {
-    await this.#holds.send();
-    await this.#leaseWallet.flush();
+    await this.#credit.sendReleases();
+    await this.#credit.flush();
     await this.#refunds.retryOwed();
   }
 
@@ -232,8 +211,8 @@ export class Billing {
   /** Refunds the charges whose deliveries all died with their pod and settles expired leases (`Refunds.reconcile`). */
   async reconcile(): Promise<number> {
     // This pod's own releases first, so only holds whose pod died are reaped.
-    await this.#holds.send();
-    await this.#balances.orWhileWalletFails(this.#holds.reap(), []);
+    await this.#credit.sendReleases();
+    await this.#credit.reapHolds();
     return this.#refunds.reconcile();
   }
 
@@ -264,10 +243,10 @@ export class Billing {
     await Promise.allSettled([...open].map((delivery) => delivery.abandon()));
     await this.writesDone();
     // The releases need Redis; the journal needs only PostgreSQL, and is this pod's alone to write.
-    await this.#holds.send();
-    await this.#leaseWallet.flush();
+    await this.#credit.sendReleases();
+    await this.#credit.flush();
     await this.#refunds.retryOwed();
-    await this.#leaseWallet.settleLocal();
+    await this.#credit.settleLocal();
     await this.track(this.storeUsage()).catch(() => undefined);
   }
 }

@@ -46,7 +46,7 @@
  *    wallet remembers as long as the tracker remembers the charge (a key is never spent twice);
  *    its refund writes its record to the ledger first, then refunds it under its lease.
  *    How much a lease takes is `leaseSize` (`leases.ts`), the one statement of that rule.
- *    A REST lookup first holds its largest cost in its counter call (`holds.ts`): the hold leaves
+ *    A REST lookup first holds its largest cost in its counter call (`credit/holds.ts`): the hold leaves
  *    the spendable credit but stays in the balance (buckets + unspent + held) until its release
  *    writes the true charge to the log and returns the rest; a hold is released exactly once (true
  *    charge, nothing, or forgiven when its pod died or its lease settled without it).

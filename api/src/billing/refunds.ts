@@ -3,7 +3,7 @@
  * a delivery's break is the last word on it (`abandon`: the tracker decides, in one atomic step,
  * whether any delivery completed, is still in flight, or delivered enough bytes), or when every
  * delivery under it died with its pod (`reconcile` reaps them). A lookup's refund is in
- * `lease-wallet.ts` (its charge is in the pod's journal or under its lease).
+ * the credit owner (`credit/wallet-spends.ts`: its charge is in the pod's journal or under its lease).
  *
  * A window's charge may still be in the journal of the pod that spent it when another pod's break
  * decides its refund: the refund is then owed, and this pod tries it again after each of its
@@ -11,11 +11,10 @@
  * `OWED_MS`; a charge that never arrives died with its pod's journal (forgiven, nothing to refund).
  */
 import type { Metrics } from '../metrics.ts';
-import type { Balances } from './balances.ts';
 import type { BytesDelivered } from './bytes-delivered.ts';
 import { accountOfChargeKey, isLookupKey, sqlQueryIdOf } from './charge-keys.ts';
 import type { DeliveryTracker } from './deliveries.ts';
-import type { LeaseWallet } from './lease-wallet.ts';
+import type { Credit } from './credit/index.ts';
 import type { Ledger } from './ledger.ts';
 
 /** How long an owed window refund waits for its charge to reach the ledger. */
@@ -24,8 +23,7 @@ const OWED_MS = 60_000;
 export interface RefundsOptions {
   readonly ledger: Ledger;
   readonly deliveries: DeliveryTracker;
-  readonly balances: Balances;
-  readonly leaseWallet: LeaseWallet;
+  readonly credit: Credit;
   readonly metrics?: Metrics;
   readonly now: () => number;
 }
@@ -61,15 +59,15 @@ export class Refunds {
     const accountId = accountOfChargeKey(chargeKey);
     // The re-read marker goes first: once the refund is written, no re-read may find the window paid.
     const queryId = sqlQueryIdOf(chargeKey);
-    if (queryId !== undefined) await this.#o.leaseWallet.forgetPaid(accountId, queryId);
+    if (queryId !== undefined) await this.#o.credit.forgetPaid(accountId, queryId);
     const direct = await this.#o.ledger.refund(chargeKey);
-    const refunded = direct || isLookupKey(chargeKey) ? direct : await this.#o.leaseWallet.refundWindowCharge(chargeKey);
+    const refunded = direct || isLookupKey(chargeKey) ? direct : await this.#o.credit.refundWindowCharge(chargeKey);
     // Not in the ledger yet (another pod's journal), nor refunded already: owed.
     if (!refunded && !isLookupKey(chargeKey) && !(await this.#o.ledger.refunded(chargeKey)) && !this.#owed.has(chargeKey)) this.#owed.set(chargeKey, Date.now() + OWED_MS);
     if (refunded) {
-      // A refund under a lease is counted where it is written (`LeaseWallet.refundLeaseCharge`).
+      // A refund under a lease is counted where it is written (`Credit.refundLeaseCharge`).
       if (direct) this.#o.metrics?.refunds.inc();
-      await this.#o.balances.refreshBuckets(accountId);
+      await this.#o.credit.refreshBuckets(accountId);
     }
     return refunded;
   }
@@ -88,7 +86,7 @@ export class Refunds {
   async reconcile(): Promise<number> {
     const reaped = await this.#o.deliveries.reap(this.#o.now());
     for (const chargeKey of reaped) await this.#refundClaimed(chargeKey);
-    const failures = await this.#o.leaseWallet.settleExpired();
+    const failures = await this.#o.credit.settleExpired();
     if (failures.length === 1) throw failures[0];
     if (failures.length > 1) throw new AggregateError(failures, `${failures.length} expired leases could not be settled yet`);
     return reaped.length;

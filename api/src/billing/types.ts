@@ -134,3 +134,22 @@ export interface Written {
   readonly late: boolean;
   readonly forgiven: boolean;
 }
+
+/** A hold a lookup made in its counter call (`credit/holds.ts`). */
+export interface Hold {
+  readonly accountId: string;
+  readonly key: string;
+  /** The lease the hold was taken from: its charge is spent under it. */
+  readonly leaseId: string;
+  readonly heldMicro: number;
+  /** The balance with the hold still in it: the balance before this request's charge. */
+  readonly balanceMicro: number;
+}
+
+/** How a request asks for its hold: the rider for its counter call, then what the reply means. */
+export interface HoldPlan {
+  /** Undefined for a wallet in this process (`made` holds in place). */
+  readonly rider: TakeRider | undefined;
+  /** The hold, from the counter call's reply (undefined: no hold was made; charge the usual way). */
+  made(reply: unknown): Promise<Hold | undefined>;
+}

@@ -9,12 +9,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Balances } from './balances.ts';
 import type { Delivery, PaidSqlRead, Payer, Settlement, WindowOptions } from './types.ts';
 import type { ByteSpan } from './bytes-delivered.ts';
 import { type WindowSpec, windowBaseOf, windowChargeKey } from './charge-keys.ts';
 import { DELIVERY_STATE_TTL_MS, type DeliveryTracker } from './deliveries.ts';
-import type { LeaseWallet } from './lease-wallet.ts';
+import type { Credit } from './credit/index.ts';
 import type { Ledger } from './ledger.ts';
 import type { PendingWrites } from './pending-writes.ts';
 import type { Refunds } from './refunds.ts';
@@ -28,8 +27,7 @@ const WAIT_FOR_REFUND_MS = 25;
 export interface WindowChargesOptions {
   readonly ledger: Ledger;
   readonly deliveries: DeliveryTracker;
-  readonly balances: Balances;
-  readonly leaseWallet: LeaseWallet;
+  readonly credit: Credit;
   readonly refunds: Refunds;
   readonly writes: PendingWrites;
   readonly metrics?: Metrics;
@@ -59,7 +57,7 @@ export class WindowCharges {
    * with Redis's data only sends the request the way of a new run, which passes the daily cap.
    */
   paidSqlResult(payer: Payer, queryId: string): Promise<string | undefined> {
-    return this.#o.leaseWallet.paidMarker(payer.accountId, queryId);
+    return this.#o.credit.paidMarker(payer.accountId, queryId);
   }
 
   /**
@@ -71,7 +69,7 @@ export class WindowCharges {
   paidSqlRead(payer: Payer, queryId: string): PaidSqlRead {
     const deliveryId = randomUUID();
     const begin = this.#o.deliveries.beginRider?.(deliveryId, this.#o.now() + this.#o.ttlMs);
-    const rider = this.#o.leaseWallet.paidMarkerRider(payer.accountId, queryId, begin);
+    const rider = this.#o.credit.paidMarkerRider(payer.accountId, queryId, begin);
     return {
       rider,
       read: (reply) => {
@@ -146,12 +144,12 @@ export class WindowCharges {
     if (marked !== undefined && windowBaseOf(marked) === window.base) return { key: marked, paid: true };
     const current = await this.#o.ledger.window(payer.accountId, window);
     if (current.paid) return current;
-    return { key: current.key, paid: await this.#o.leaseWallet.spent(payer.accountId, current.key) };
+    return { key: current.key, paid: await this.#o.credit.spent(payer.accountId, current.key) };
   }
 
   /** The charge key a SQL result's re-read marker names (no marker for other windows). */
   async #marker(payer: Payer, queryId: string | undefined): Promise<string | undefined> {
-    return queryId === undefined ? undefined : this.#o.leaseWallet.paidMarker(payer.accountId, queryId);
+    return queryId === undefined ? undefined : this.#o.credit.paidMarker(payer.accountId, queryId);
   }
 
   #begin(chargeKey: string, id: string): Promise<boolean> {
@@ -159,7 +157,7 @@ export class WindowCharges {
   }
 
   async #uncharged(payer: Payer): Promise<Settlement> {
-    return { chargedMicro: 0, balanceMicro: await this.#o.balances.reported(payer.accountId) };
+    return { chargedMicro: 0, balanceMicro: await this.#o.credit.reported(payer.accountId) };
   }
 
   /**
@@ -204,8 +202,8 @@ export class WindowCharges {
       () => false,
     );
     if (!charged) return undefined;
-    if (options.queryId !== undefined) await this.#o.leaseWallet.forgetPaid(payer.accountId, options.queryId);
-    await this.#o.leaseWallet.refund(payer.accountId, key);
+    if (options.queryId !== undefined) await this.#o.credit.forgetPaid(payer.accountId, options.queryId);
+    await this.#o.credit.refund(payer.accountId, key);
     return undefined;
   }
 
@@ -218,7 +216,7 @@ export class WindowCharges {
    */
   async #release(payer: Payer, key: string, id: string): Promise<void> {
     await this.#o.deliveries.release(key, id);
-    if (!(await this.#o.leaseWallet.spent(payer.accountId, key))) return;
+    if (!(await this.#o.credit.spent(payer.accountId, key))) return;
     const probe = randomUUID();
     if (await this.#begin(key, probe)) await this.#o.writes.track(this.#o.refunds.abandon(key, probe, undefined));
   }
@@ -235,13 +233,13 @@ export class WindowCharges {
     // A result that reads no source row costs nothing and leaves no ledger row: only the marker
     // (its re-reads are re-reads) and the balance to report.
     if (options.costMicro === 0) {
-      if (marker) await this.#o.leaseWallet.markPaid(payer.accountId, marker, key);
+      if (marker) await this.#o.credit.markPaid(payer.accountId, marker, key);
       return { settlement: await this.#uncharged(payer), duplicate: false };
     }
     const undo = await options.beforeCharge?.();
     const record = { key, amountMicro: options.costMicro, breakdown: options.breakdown, requestId: options.requestId, queryId: options.queryId };
     // The spend sets the re-read marker in the same script (no round trip of its own).
-    const { settlement } = await this.#o.leaseWallet.charge(payer, record, options, DELIVERY_STATE_TTL_MS, marker).catch(async (error: unknown) => {
+    const { settlement } = await this.#o.credit.charge(payer, record, options, DELIVERY_STATE_TTL_MS, marker).catch(async (error: unknown) => {
       await undo?.();
       throw error;
     });
