@@ -61,7 +61,9 @@
 export { Billing } from './billing.ts';
 export type { BalanceReadout, BegunDelivery, Delivery, PaidSqlRead, Payer } from './billing.ts';
 export { deliverCharged, holdCredit, holdOf, payerOf, requireCredit, setCreditHeaders } from './http.ts';
-export { exportWindow, sqlWindow } from './charge-keys.ts';
+export { exportWindow, sqlWindow, windowBaseOf } from './charge-keys.ts';
+export { PARTIAL_REFUNDS_PER_DAY, bytesToStand, coveredBytes } from './bytes-delivered.ts';
+export type { ByteSpan } from './bytes-delivered.ts';
 export type { WindowSpec } from './charge-keys.ts';
 export { Ledger } from './ledger.ts';
 export type { BreakdownItem } from './ledger.ts';
