@@ -6,7 +6,7 @@
  * a Redis whose flush is recorded, nothing else.
  */
 import type { OwnRedis } from '@uda/test-support/own-servers';
-import { type FaultTargets, newFaultTracker, type Observed } from './faults.ts';
+import { type FaultTargets, newFaultTracker, type Observed, refundsAfterRedisLoss } from './faults.ts';
 import { ledgerEqualsReceived, holds } from './reconcile.ts';
 
 const ok = (route: string, sentS: number, answeredS = sentS + 0.1): Observed => ({ route, label: '200', expected: true, retryLater: false, sentS, answeredS, api: 0, costMicro: 0 });
@@ -77,5 +77,16 @@ describe('the money per account', () => {
     expect(invariant.checked!.accountsOff).toEqual(['c $0.000080≠$0.000100', 'd $0.000110≠$0.000100']);
     expect(holds(invariant)).toBe(false);
     expect(holds(ledgerEqualsReceived(new Map([['a', 5]]), new Map([['a', 5]]), new Map()))).toBe(true);
+  });
+});
+
+describe('a refund after a loss of Redis', () => {
+  const refund = (accountId: string, chargedAtMs: number, refundedAtMs: number) => ({ accountId, micro: 100_000, chargedAtMs, refundedAtMs });
+
+  it('is excused only for a charge made before the loss and refunded after it', () => {
+    const refunds = [refund('before-after', 1_000, 5_000), refund('both-before', 1_000, 1_500), refund('both-after', 3_000, 5_000), refund('in-its-flush', 2_400, 2_600)];
+
+    expect(Object.fromEntries(refundsAfterRedisLoss(refunds, [2_000]))).toEqual({ 'before-after': 100_000, 'in-its-flush': 100_000 });
+    expect(refundsAfterRedisLoss(refunds, [])).toEqual(new Map());
   });
 });

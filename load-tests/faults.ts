@@ -67,6 +67,8 @@ export interface Observed {
 interface Injected {
   readonly name: FaultName;
   readonly injectedS: number;
+  /** The wall clock at the injection (the ledger's times are the database's wall clock). */
+  readonly injectedAtMs: number;
   restoredS?: number;
   /** Per route, when the first answer sent after the restore came back as expected. */
   readonly firstOkS: Map<string, number>;
@@ -97,6 +99,8 @@ export interface FaultReport {
   readonly unexpectedOutside: Map<string, number>;
   /** Per account, the X-Credit-Cost an api-kill may have forgiven: answers of the killed API in its last flush interval. */
   readonly forgivableMicro: Map<string, number>;
+  /** When Redis lost its data (wall clock, ms): the delivery tracker forgot every completion before (`refundsAfterRedisLoss`). */
+  readonly redisLossesAtMs: number[];
 }
 
 /**
@@ -129,7 +133,7 @@ export function newFaultTracker(): FaultTracker {
       let nextS = firstAtS;
       for (const name of names) {
         await sleep(Math.max(0, nextS - nowS()));
-        const fault: Injected = { name, injectedS: nowS(), firstOkS: new Map() };
+        const fault: Injected = { name, injectedS: nowS(), injectedAtMs: Date.now(), firstOkS: new Map() };
         injected.push(fault);
         progress(`fault ${name} at ${fault.injectedS.toFixed(1)} s: ${FAULTS[name].what}`);
         await FAULTS[name].inject(targets, downS);
@@ -153,7 +157,8 @@ export function newFaultTracker(): FaultTracker {
         else if (foundApiGone(result.name, answer)) count(result.refusedByStoppedApi, answer.label);
         else count(result.unexpected, `${answer.route}: ${answer.label}`);
       }
-      return { faults: results, unexpectedOutside, forgivableMicro: forgivable(injected, charged) };
+      const redisLossesAtMs = injected.filter((f) => f.name.startsWith('redis-')).map((f) => f.injectedAtMs);
+      return { faults: results, unexpectedOutside, forgivableMicro: forgivable(injected, charged), redisLossesAtMs };
     },
   };
 }
@@ -189,4 +194,28 @@ function forgivable(injected: Injected[], charged: Observed[]): Map<string, numb
 
 function count(map: Map<string, number>, key: string): void {
   map.set(key, (map.get(key) ?? 0) + 1);
+}
+
+/** A refund row with its charge's time: when the charge row was written, and when its refund was. */
+export interface TimedRefund {
+  readonly accountId: string;
+  readonly micro: number;
+  readonly chargedAtMs: number;
+  readonly refundedAtMs: number;
+}
+
+/**
+ * Per account, the refunds of charges whose completion Redis may have forgotten (DECISIONS §3
+ * "Refunds"): charged before a loss of Redis's data (its row written at most a flush interval later),
+ * refunded after it, when a later delivery under the same charge broke. The client was told the
+ * charge and then got it back: the doubt goes the client's way. Any other refund of a charge a
+ * client was told about still makes its account differ.
+ */
+export function refundsAfterRedisLoss(refunds: readonly TimedRefund[], lossesAtMs: readonly number[]): Map<string, number> {
+  const byAccount = new Map<string, number>();
+  for (const refund of refunds) {
+    const forgotten = lossesAtMs.some((lossMs) => refund.chargedAtMs <= lossMs + FORGIVABLE_S * 1000 && refund.refundedAtMs > lossMs);
+    if (forgotten) byAccount.set(refund.accountId, (byAccount.get(refund.accountId) ?? 0) + refund.micro);
+  }
+  return byAccount;
 }

@@ -6,7 +6,8 @@
  *     records marked forgiven (the buckets could not cover a late charge) left out;
  *   - and the ledger equals the X-Credit-Cost received, which the two above imply.
  * An account may differ only by charges an api-kill forgave (answers of the killed API in its last
- * flush interval), and then only downward: a fault never charges more than the clients were told.
+ * flush interval), or refunded after Redis forgot their completion (DECISIONS §3 "Refunds"), and
+ * then only downward: a fault never charges more than the clients were told.
  */
 const usd = (micro: number) => `$${(micro / 1_000_000).toFixed(6)}`;
 
@@ -85,6 +86,6 @@ export function formatInvariant(invariant: Invariant): string {
   const detail = invariant.detail ? `\n    ${invariant.detail}` : '';
   return (
     `  ${invariant.name}: ${usd(leftMicro)} vs ${usd(rightMicro)}${counted}, ${accountsOff.length} accounts differ${accountsOff.length ? ` (${accountsOff.slice(0, 5).join(', ')})` : ''}` +
-    `${forgiven.length ? `, ${forgiven.length} forgiven after api-kill (${forgiven.slice(0, 5).join(', ')})` : ''}: ${verdict}${detail}`
+    `${forgiven.length ? `, ${forgiven.length} forgiven after api-kill or refunded after Redis forgot a completion (${forgiven.slice(0, 5).join(', ')})` : ''}: ${verdict}${detail}`
   );
 }

@@ -11,10 +11,10 @@ import { createAccounts, type LoadAccount } from './accounts.ts';
 import { checkBalances } from './balances.ts';
 import type { LoadConfig } from './config.ts';
 import { drive } from './drive.ts';
-import { newFaultTracker } from './faults.ts';
-import { ledgerEqualsReceived, usageLogEqualsLedger, usageLogEqualsReceived } from './reconcile.ts';
+import { newFaultTracker, refundsAfterRedisLoss } from './faults.ts';
+import { type ByAccount, ledgerEqualsReceived, usageLogEqualsLedger, usageLogEqualsReceived } from './reconcile.ts';
 import { isHealthy, type Ledger, type LoadReport, newTally, type ProcessUse, summarize } from './report.ts';
-import { netOfRefunds, readLedgerCharges, readUsageLog, rowsWithoutRecords } from './usage-log.ts';
+import { netOfRefunds, readLedgerCharges, readTimedRefunds, readUsageLog, rowsWithoutRecords } from './usage-log.ts';
 import { printLogs, type ProcessSample, startTopology, type Topology } from './topology.ts';
 
 export interface RunHooks {
@@ -54,7 +54,9 @@ export async function runLoad(config: LoadConfig, hooks: RunHooks = {}): Promise
     const [usageLog, ledgerCharges] = [await readUsageLog(topology.bucket), await readLedgerCharges(topology.databaseUrl)];
     const summary = summarize(tally, elapsedS);
     const faults = config.LOAD_FAULTS.length ? tracker.report(elapsedS, summary.routes.map((r) => r.name)) : undefined;
-    const forgivable = faults?.forgivableMicro ?? new Map<string, number>();
+    // Short by what an api-kill forgave, or by a refund after Redis forgot its charge's completion.
+    const afterLoss = refundsAfterRedisLoss(await readTimedRefunds(topology.databaseUrl), faults?.redisLossesAtMs ?? []);
+    const forgivable = addUp(faults?.forgivableMicro ?? new Map<string, number>(), afterLoss);
     const report = {
       accounts: accounts.length,
       connections: config.LOAD_CONNECTIONS,
@@ -155,4 +157,11 @@ async function readLedger(databaseUrl: string): Promise<Ledger> {
     refunds: total('refunds'),
     netByAccount: new Map(rows.map((row) => [row.account_id, Number(row.net)])),
   };
+}
+
+/** Two per-account sums, added. */
+function addUp(a: ByAccount, b: ByAccount): Map<string, number> {
+  const sum = new Map(a);
+  for (const [account, micro] of b) sum.set(account, (sum.get(account) ?? 0) + micro);
+  return sum;
 }

@@ -8,6 +8,7 @@ import { buffer } from 'node:stream/consumers';
 import { parquetReadObjects } from 'hyparquet';
 import { onServer } from '@uda/api/bench/support';
 import type { ObjectStore } from '@uda/shared/object-store';
+import type { TimedRefund } from './faults.ts';
 import type { ByAccount } from './reconcile.ts';
 
 /** Amount (micro-USD) and request count per account id. */
@@ -84,6 +85,17 @@ export async function readLedgerCharges(databaseUrl: string): Promise<LedgerChar
     charges: { micro: new Map(rows.map((r) => [r.account_id, Number(r.charged)])), requests: new Map(rows.map((r) => [r.account_id, Number(r.requests)])) },
     refundsMicro: new Map(rows.map((r) => [r.account_id, Number(r.refunded)])),
   };
+}
+
+/** Every window charge's refund with its charge's time (a lookup's is under its aggregated row's key, not its own: left out). */
+export async function readTimedRefunds(databaseUrl: string): Promise<TimedRefund[]> {
+  const rows = await onServer<{ account_id: string; micro: string; charged_ms: string; refunded_ms: string }>(
+    databaseUrl,
+    `SELECT r.account_id, -r.amount_micro AS micro, extract(epoch FROM c.created_at) * 1000 AS charged_ms, extract(epoch FROM r.created_at) * 1000 AS refunded_ms
+     FROM ledger r JOIN ledger c ON c.idempotency_key = substring(r.idempotency_key FROM 8) AND c.kind = 'charge'
+     WHERE r.kind = 'refund' AND r.idempotency_key LIKE 'refund:%'`,
+  );
+  return rows.map((r) => ({ accountId: r.account_id, micro: Number(r.micro), chargedAtMs: Number(r.charged_ms), refundedAtMs: Number(r.refunded_ms) }));
 }
 
 /** What the clients were told net of refunds, as the usage log sees it: its records less the ledger's refunds. */

@@ -1,12 +1,12 @@
 /**
  * Tool failures as MCP results (SPEC "POST /mcp"; DECISIONS §9): `isError: true` with a plain,
- * user-safe message. Only our own ApiError messages pass through; nothing internal does. A blinking
- * store (`errors/unavailable.ts`) says when to retry.
+ * user-safe message. Only our own ApiError messages pass through; nothing internal does. A failure
+ * the service will get over (a blinking store, the runner away, a busy query) says when to retry.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { findSource } from '@uda/shared/catalog';
 import type { ApiError } from '../../errors/api-error.ts';
-import { ErrorCode, MESSAGES } from '../../errors/codes.ts';
+import { ErrorCode } from '../../errors/codes.ts';
 import { asApiError } from '../../errors/unavailable.ts';
 
 export function toolText(text: string, isError = false): CallToolResult {
@@ -27,9 +27,7 @@ export function toolFailure(thrown: unknown, requestedSource: string): CallToolR
     case ErrorCode.UPSTREAM_FORBIDDEN:
     case ErrorCode.UPSTREAM_BAD_RESPONSE:
     case ErrorCode.QUERY_BACKEND_UNAVAILABLE:
-      return toolText(`Search failed for ${source}: ${error.message}`, true);
     case ErrorCode.SOURCE_UNAVAILABLE:
-      return toolText(`Search failed for ${source}: ${MESSAGES.SOURCE_UNAVAILABLE}`, true);
     case ErrorCode.SERVICE_UNAVAILABLE:
       return toolText(`Search failed for ${source}: ${retryText(error)}`, true);
     default:
@@ -40,8 +38,7 @@ export function toolFailure(thrown: unknown, requestedSource: string): CallToolR
 /** run_sql failures: our own messages (validator, limits, credit, daily cap) pass; anything else is generic. */
 export function sqlToolFailure(thrown: unknown): CallToolResult {
   const error = asApiError(thrown);
-  if (error.code === ErrorCode.SERVICE_UNAVAILABLE) return toolText(`Query failed: ${retryText(error)}`, true);
-  if (error.code !== ErrorCode.INTERNAL_ERROR) return toolText(`Query failed: ${error.message}`, true);
+  if (error.code !== ErrorCode.INTERNAL_ERROR) return toolText(`Query failed: ${retryText(error)}`, true);
   return toolText('Query failed: the query failed inside the service. Nothing was charged.', true);
 }
 
@@ -50,7 +47,7 @@ export function limitFailure(error: ApiError): CallToolResult & { content: [{ ty
   return { content: [{ type: 'text', text: retryText(error) }], isError: true };
 }
 
-/** The error's message, and when to retry if it says so (the MCP form of Retry-After). */
+/** The error's message, and when to retry if it says so (the MCP form of Retry-After: an agent waits instead of giving up). */
 function retryText(error: ApiError): string {
   const retryAfter = error.headers['Retry-After'];
   return retryAfter ? `${error.message} Retry after ${retryAfter} s.` : error.message;
