@@ -8,12 +8,18 @@ import { CODE_FOLDERS, boundaries } from './eslint/boundaries.js';
  * only through a declared package export (`@uda/shared/catalog` listed in shared/package.json
  * `exports`), never by a relative path out of its own folder; and no module graph has a cycle,
  * type-only imports included. The rules are local (eslint/boundaries.js): import-x's no-cycle
- * ignores `import type` edges.
+ * ignores `import type` edges. Test helpers live in @uda/test-support or a `test/` folder beside
+ * `src/`, and only tests (and benchmarks) import them.
  */
 const packageBoundaries = {
   files: CODE_FOLDERS.map((folder) => `${folder}/**/*.{ts,js,mjs}`),
   plugins: { boundaries },
-  rules: { 'boundaries/workspace-imports': 'error', 'boundaries/no-cycle': 'error', 'boundaries/folder-doors': 'error' },
+  rules: {
+    'boundaries/workspace-imports': 'error',
+    'boundaries/no-cycle': 'error',
+    'boundaries/folder-doors': 'error',
+    'boundaries/test-helpers': 'error',
+  },
 };
 
 export default tseslint.config(

@@ -198,4 +198,49 @@ const folderDoors = {
   },
 };
 
-export const boundaries = { rules: { 'workspace-imports': workspaceImports, 'no-cycle': noCycle, 'folder-doors': folderDoors } };
+/** Tests, their helpers and benchmarks: `*.test.ts`, any `test/` or `bench/` folder, the test-support workspace and the load tests. */
+export function isTestCode(file) {
+  const parts = path.relative(ROOT, file).split(path.sep);
+  return /\.test\.[cm]?[jt]s$/.test(file) || parts[0] === 'test-support' || parts[0] === 'load-tests' || parts.slice(0, -1).some((part) => part === 'test' || part === 'bench');
+}
+
+/** A `test/` folder inside a `src/` folder: test helpers belong beside `src/`, not in it. */
+function testFolderInSource(file) {
+  const parts = path.relative(ROOT, file).split(path.sep).slice(0, -1);
+  const src = parts.indexOf('src');
+  return src >= 0 && parts.indexOf('test', src) > src;
+}
+
+const testHelpers = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'Test helpers live in @uda/test-support or a test/ folder beside src/, and only tests import them.' },
+    schema: [],
+    messages: {
+      inSource: 'Test helpers live in @uda/test-support or a test/ folder beside src/ (e.g. api/test/support/), never in a test/ folder under src/.',
+      imported: 'Only tests import test helpers ({{target}}): production code must not depend on them.',
+    },
+  },
+  create(context) {
+    const file = context.physicalFilename;
+    const check = (node) => {
+      const source = importSources(node);
+      if (!source || isTestCode(file)) return;
+      const specifier = source.value;
+      const target = specifier.startsWith('.') ? path.resolve(path.dirname(file), specifier) : resolve(file, specifier);
+      const helper = specifier.startsWith('@uda/test-support') || (target !== undefined && isTestCode(target) && !/\.test\.[cm]?[jt]s$/.test(target));
+      if (helper) context.report({ node: source, messageId: 'imported', data: { target: specifier } });
+    };
+    return {
+      Program(node) {
+        if (testFolderInSource(file)) context.report({ node, messageId: 'inSource' });
+      },
+      ImportDeclaration: check,
+      ExportNamedDeclaration: check,
+      ExportAllDeclaration: check,
+      ImportExpression: check,
+    };
+  },
+};
+
+export const boundaries = { rules: { 'workspace-imports': workspaceImports, 'no-cycle': noCycle, 'folder-doors': folderDoors, 'test-helpers': testHelpers } };
