@@ -22,6 +22,22 @@ const packageBoundaries = {
   },
 };
 
+/**
+ * TEMPORARY allow-list of max-lines-per-function: files other branches are rewriting at the time the
+ * rule was added, so splitting them here would only make their merges conflict. The lead removes each
+ * entry once that branch is merged (and splits what is still long). Do not add to it.
+ */
+const LONG_FUNCTIONS_BEING_REWRITTEN = [
+  'api/src/services.ts', // buildServices (104 lines)
+];
+
+/** STYLE: short functions (the anchors' median is 9–20 lines): one over 60 lines is split into named steps. Tests are exempt. */
+const shortFunctions = {
+  files: CODE_FOLDERS.map((folder) => `${folder}/**/*.{ts,js,mjs}`),
+  ignores: ['**/*.test.ts', '**/test/**', ...LONG_FUNCTIONS_BEING_REWRITTEN],
+  rules: { 'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }] },
+};
+
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/.data/**', 'coverage/**', 'k8s/**', 'charts/**', 'api/test/generated/**', 'dashboard/dist/**', 'test-output/**'] },
   js.configs.recommended,
@@ -48,6 +64,7 @@ export default tseslint.config(
     },
   },
   packageBoundaries,
+  shortFunctions,
   {
     // One route never imports another's module: what two routes share lives outside routes/ (api/src/sql/settle.ts).
     files: ['api/src/routes/*/**/*.ts'],
