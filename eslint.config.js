@@ -8,12 +8,34 @@ import { CODE_FOLDERS, boundaries } from './eslint/boundaries.js';
  * only through a declared package export (`@uda/shared/catalog` listed in shared/package.json
  * `exports`), never by a relative path out of its own folder; and no module graph has a cycle,
  * type-only imports included. The rules are local (eslint/boundaries.js): import-x's no-cycle
- * ignores `import type` edges.
+ * ignores `import type` edges. Test helpers live in @uda/test-support or a `test/` folder beside
+ * `src/`, and only tests (and benchmarks) import them.
  */
 const packageBoundaries = {
   files: CODE_FOLDERS.map((folder) => `${folder}/**/*.{ts,js,mjs}`),
   plugins: { boundaries },
-  rules: { 'boundaries/workspace-imports': 'error', 'boundaries/no-cycle': 'error', 'boundaries/folder-doors': 'error' },
+  rules: {
+    'boundaries/workspace-imports': 'error',
+    'boundaries/no-cycle': 'error',
+    'boundaries/folder-doors': 'error',
+    'boundaries/test-helpers': 'error',
+  },
+};
+
+/**
+ * TEMPORARY allow-list of max-lines-per-function: files other branches are rewriting at the time the
+ * rule was added, so splitting them here would only make their merges conflict. The lead removes each
+ * entry once that branch is merged (and splits what is still long). Do not add to it.
+ */
+const LONG_FUNCTIONS_BEING_REWRITTEN = [
+  'api/src/services.ts', // buildServices (104 lines)
+];
+
+/** STYLE: short functions (the anchors' median is 9–20 lines): one over 60 lines is split into named steps. Tests are exempt. */
+const shortFunctions = {
+  files: CODE_FOLDERS.map((folder) => `${folder}/**/*.{ts,js,mjs}`),
+  ignores: ['**/*.test.ts', '**/test/**', ...LONG_FUNCTIONS_BEING_REWRITTEN],
+  rules: { 'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }] },
 };
 
 export default tseslint.config(
@@ -42,6 +64,7 @@ export default tseslint.config(
     },
   },
   packageBoundaries,
+  shortFunctions,
   {
     // One route never imports another's module: what two routes share lives outside routes/ (api/src/sql/settle.ts).
     files: ['api/src/routes/*/**/*.ts'],

@@ -3,7 +3,7 @@
 /** @type {import('jest').Config} */
 export default {
   testEnvironment: 'node',
-  testMatch: ['<rootDir>/{shared,search,exporter,query-runner,api,scripts,load-tests,test-support}/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
+  testMatch: ['<rootDir>/{shared,search,exporter,query-runner,api,scripts,load-tests,test-support}/**/*.test.ts', '<rootDir>/test/**/*.test.ts', '<rootDir>/eslint/*.test.js'],
   testPathIgnorePatterns: ['/node_modules/', '/.data/'],
   extensionsToTreatAsEsm: ['.ts'],
   transform: {

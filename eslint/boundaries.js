@@ -113,6 +113,37 @@ function importSources(node) {
   return node.source && typeof node.source.value === 'string' ? node.source : undefined;
 }
 
+/**
+ * The exceptions to "a workspace uses only @uda/shared": a workspace's declared export that named
+ * workspaces use on purpose, with why. Folders without a package.json (scripts, load-tests, test)
+ * are where workspaces are put together, and may import any declared export.
+ */
+export const DECLARED_INTERFACES = {
+  // The search engine (tokenisation, the index format, ranking) is one library: the exporter builds
+  // the indexes, the query-runner ranks over them.
+  '@uda/search': { importers: ['exporter', 'query-runner'] },
+  // The dashboard types its fetches with the API's answer schemas (types only: nothing of the API
+  // is bundled into the browser).
+  '@uda/api': { importers: ['dashboard'], typeOnly: true },
+};
+/** Reached from any workspace: shared code, and the test harness (only tests may: `test-helpers`). */
+const OPEN_WORKSPACES = new Set(['shared', 'test-support']);
+
+const isWorkspace = (folder) => fs.existsSync(path.join(ROOT, folder, 'package.json'));
+const typeOnly = (node) =>
+  node.importKind === 'type' || node.exportKind === 'type' || (node.specifiers?.length > 0 && node.specifiers.every((s) => s.importKind === 'type' || s.exportKind === 'type'));
+
+/**
+ * A workspace uses another only through @uda/shared, @uda/test-support or a declared interface; the
+ * test-support workspace is the harness that starts the real workspaces, so it may use any of them.
+ */
+function mayImportWorkspace(folder, targetFolder, node) {
+  if (folder === undefined || folder === targetFolder || !isWorkspace(folder) || folder === 'test-support') return true;
+  if (OPEN_WORKSPACES.has(targetFolder)) return true;
+  const declared = Object.entries(DECLARED_INTERFACES).find(([name]) => packages.get(name)?.folder === targetFolder)?.[1];
+  return declared !== undefined && declared.importers.includes(folder) && (!declared.typeOnly || typeOnly(node));
+}
+
 const workspaceImports = {
   meta: {
     type: 'problem',
@@ -122,6 +153,8 @@ const workspaceImports = {
       relative: 'Import {{target}} through a declared export of its package (`@uda/<name>/<entry>` in its package.json `exports`), not by a relative path out of {{folder}}/.',
       notExported: '{{name}} does not export "{{sub}}": add it to that package.json `exports` or use an exported entry.',
       unknown: '{{name}} is not a workspace of this repository.',
+      otherWorkspace:
+        '{{folder}}/ may not import {{target}}: a workspace uses another only through @uda/shared (or @uda/test-support in tests) or a declared interface (DECLARED_INTERFACES in eslint/boundaries.js).',
     },
   },
   create(context) {
@@ -139,6 +172,7 @@ const workspaceImports = {
       const hit = resolvePackage(specifier);
       if (hit.kind === 'not-exported') context.report({ node: source, messageId: 'notExported', data: { name: hit.name, sub: hit.sub } });
       if (hit.kind === 'unknown-package') context.report({ node: source, messageId: 'unknown', data: { name: hit.name } });
+      if (hit.kind === 'file' && !mayImportWorkspace(folder, folderOf(hit.file), node)) context.report({ node: source, messageId: 'otherWorkspace', data: { folder, target: specifier } });
     };
     return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
   },
@@ -199,4 +233,49 @@ const folderDoors = {
   },
 };
 
-export const boundaries = { rules: { 'workspace-imports': workspaceImports, 'no-cycle': noCycle, 'folder-doors': folderDoors } };
+/** Tests, their helpers and benchmarks: `*.test.ts`, any `test/` or `bench/` folder, the test-support workspace and the load tests. */
+export function isTestCode(file) {
+  const parts = path.relative(ROOT, file).split(path.sep);
+  return /\.test\.[cm]?[jt]s$/.test(file) || parts[0] === 'test-support' || parts[0] === 'load-tests' || parts.slice(0, -1).some((part) => part === 'test' || part === 'bench');
+}
+
+/** A `test/` folder inside a `src/` folder: test helpers belong beside `src/`, not in it. */
+function testFolderInSource(file) {
+  const parts = path.relative(ROOT, file).split(path.sep).slice(0, -1);
+  const src = parts.indexOf('src');
+  return src >= 0 && parts.indexOf('test', src) > src;
+}
+
+const testHelpers = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'Test helpers live in @uda/test-support or a test/ folder beside src/, and only tests import them.' },
+    schema: [],
+    messages: {
+      inSource: 'Test helpers live in @uda/test-support or a test/ folder beside src/ (e.g. api/test/support/), never in a test/ folder under src/.',
+      imported: 'Only tests import test helpers ({{target}}): production code must not depend on them.',
+    },
+  },
+  create(context) {
+    const file = context.physicalFilename;
+    const check = (node) => {
+      const source = importSources(node);
+      if (!source || isTestCode(file)) return;
+      const specifier = source.value;
+      const target = specifier.startsWith('.') ? path.resolve(path.dirname(file), specifier) : resolve(file, specifier);
+      const helper = specifier.startsWith('@uda/test-support') || (target !== undefined && isTestCode(target) && !/\.test\.[cm]?[jt]s$/.test(target));
+      if (helper) context.report({ node: source, messageId: 'imported', data: { target: specifier } });
+    };
+    return {
+      Program(node) {
+        if (testFolderInSource(file)) context.report({ node, messageId: 'inSource' });
+      },
+      ImportDeclaration: check,
+      ExportNamedDeclaration: check,
+      ExportAllDeclaration: check,
+      ImportExpression: check,
+    };
+  },
+};
+
+export const boundaries = { rules: { 'workspace-imports': workspaceImports, 'no-cycle': noCycle, 'folder-doors': folderDoors, 'test-helpers': testHelpers } };

@@ -105,54 +105,76 @@ export async function startTopology(config: LoadConfig, onStop: (stop: () => Pro
       [1, 2].map((i) => startRunner(start, i, { ...s3, DATA_DIR: join(dir, `runner-${i}`), REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `${redisPrefix}runner:`, RUNNER_TOKEN: runnerToken })),
     );
     const adminToken = randomBytes(32).toString('hex');
-    const apiEnv = {
-      ...s3,
-      ...LIVE_SOURCES_OFFLINE,
-      DATABASE_URL: databaseUrl,
-      REDIS_URL: redisUrl,
-      REDIS_KEY_PREFIX: redisPrefix,
-      KEY_PEPPER: randomBytes(32).toString('hex'),
-      KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      ADMIN_TOKEN: adminToken,
-      TRUST_PROXY_HOPS: '1',
-      QUERY_RUNNER_URLS: runnerUrls.join(','),
-      QUERY_RUNNER_TOKEN: runnerToken,
-      LOG_LEVEL: 'warn',
-    };
+    const apiEnv = apiEnvOf({ s3, databaseUrl, redisUrl, redisPrefix, adminToken, runnerUrls, runnerToken });
     // One after the other: each migrates the database at start.
     const first = await startApi(start, 1, { ...apiEnv, DATA_DIR: join(dir, 'api-1') });
     const second = await startApi(start, 2, { ...apiEnv, DATA_DIR: join(dir, 'api-2') });
-    const named = (name: string) => processes.find((p) => p.name === name);
-    const targets: FaultTargets = {
-      ...own,
-      signal: async (name, signal) => void (await signalProcess(named(name)!.child, signal)),
-      restart: async (name) => {
-        const recipe = recipes.get(name)!;
-        await recipe.ready(start(name, recipe.script, recipe.env, recipe.ready));
-      },
-    };
-    return {
-      targets,
-      bucket: openBucket(s3, dir),
-      apiUrls: [first.url, second.url],
-      adminUrl: first.adminUrl,
-      adminToken,
-      databaseUrl,
-      processes,
-      sample: () => processes.flatMap((p) => sampleTree(p.name, p.child.pid)),
-      stopApis: async () => void (await Promise.all(processes.filter((p) => p.name.startsWith('api-')).map((p) => stopProcess(p.child)))),
-      keepLogs: async () => {
-        const kept = await mkdtemp(join(tmpdir(), 'uda-load-logs-'));
-        await Promise.all(processes.map((p) => copyFile(p.log, join(kept, basename(p.log)))));
-        return kept;
-      },
-      stop,
-    };
+    return { ...runningOf({ own, start, recipes, processes, stop }), bucket: openBucket(s3, dir), apiUrls: [first.url, second.url], adminUrl: first.adminUrl, adminToken, databaseUrl };
   } catch (error) {
     await printLogs(processes);
     await stop();
     throw error;
   }
+}
+
+interface ApiEnvParts {
+  readonly s3: Record<string, string>;
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  readonly redisPrefix: string;
+  readonly adminToken: string;
+  readonly runnerUrls: readonly string[];
+  readonly runnerToken: string;
+}
+
+function apiEnvOf({ s3, databaseUrl, redisUrl, redisPrefix, adminToken, runnerUrls, runnerToken }: ApiEnvParts): Record<string, string> {
+  return {
+    ...s3,
+    ...LIVE_SOURCES_OFFLINE,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    REDIS_KEY_PREFIX: redisPrefix,
+    KEY_PEPPER: randomBytes(32).toString('hex'),
+    KEY_ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    ADMIN_TOKEN: adminToken,
+    TRUST_PROXY_HOPS: '1',
+    QUERY_RUNNER_URLS: runnerUrls.join(','),
+    QUERY_RUNNER_TOKEN: runnerToken,
+    LOG_LEVEL: 'warn',
+  };
+}
+
+interface Running {
+  readonly own: { redis: OwnRedis; postgres: OwnPostgres } | undefined;
+  readonly start: Start;
+  readonly recipes: ReadonlyMap<string, Recipe>;
+  readonly processes: ServiceProcess[];
+  readonly stop: () => Promise<void>;
+}
+
+/** What acts on the started processes: the faults' targets, the samples, the logs and the stops. */
+function runningOf({ own, start, recipes, processes, stop }: Running): Omit<Topology, 'bucket' | 'apiUrls' | 'adminUrl' | 'adminToken' | 'databaseUrl'> {
+  const named = (name: string) => processes.find((p) => p.name === name);
+  const targets: FaultTargets = {
+    ...own,
+    signal: async (name, signal) => void (await signalProcess(named(name)!.child, signal)),
+    restart: async (name) => {
+      const recipe = recipes.get(name)!;
+      await recipe.ready(start(name, recipe.script, recipe.env, recipe.ready));
+    },
+  };
+  return {
+    targets,
+    processes,
+    sample: () => processes.flatMap((p) => sampleTree(p.name, p.child.pid)),
+    stopApis: async () => void (await Promise.all(processes.filter((p) => p.name.startsWith('api-')).map((p) => stopProcess(p.child)))),
+    keepLogs: async () => {
+      const kept = await mkdtemp(join(tmpdir(), 'uda-load-logs-'));
+      await Promise.all(processes.map((p) => copyFile(p.log, join(kept, basename(p.log)))));
+      return kept;
+    },
+    stop,
+  };
 }
 
 /**

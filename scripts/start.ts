@@ -82,7 +82,7 @@ try {
   const runnerToken = readOrCreateSecret(config.DATA_DIR, RUNNER_TOKEN_FILE);
   run('query-runner', 'query-runner/src/main.ts', { RUNNER_PORT: String(config.RUNNER_PORT), RUNNER_METRICS_PORT: '', RUNNER_TOKEN: runnerToken });
   await waitReady(`${runnerUrl}/readyz`, 'the query-runner');
-  run('api', 'api/src/main.ts', {
+  run('api', 'scripts/api.ts', {
     PORT: String(config.PORT),
     METRICS_PORT: String(config.METRICS_PORT),
     ADMIN_PORT: String(config.ADMIN_PORT),

@@ -40,6 +40,24 @@ export function createRedisCoordination(
   options: RedisCoordinationOptions = {},
 ): Coordination {
   const { leaseMs = DEFAULT_LEASE_MS, commandTimeoutMs = 1_000 } = options;
+  const { redis, started } = connect(url, commandTimeoutMs, onError);
+  const local = createMemoryCoordination();
+  const orLocal = withFallback(started, onError);
+  const locks = redisLocks(redis, prefix, leaseMs);
+  return {
+    description: 'redis',
+    locks: {
+      acquire: (queryId, ttlMs) => orLocal(() => locks.acquire(queryId, ttlMs), () => local.locks.acquire(queryId, ttlMs)),
+    },
+    index: redisIndex(redis, prefix, local, orLocal),
+    async close() {
+      await local.close();
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
+
+function connect(url: string, commandTimeoutMs: number, onError: (error: Error) => void) {
   const redis = new Redis(url, {
     // Fail at once while disconnected: the fallback answers instead of a caller waiting on reconnects.
     enableOfflineQueue: false,
@@ -52,13 +70,15 @@ export function createRedisCoordination(
   // Until the first connection is up (or for one command timeout after start, whichever is first),
   // commands wait for it, so a starting runner uses Redis rather than its fallback.
   const started = Promise.race([new Promise<void>((resolve) => redis.once('ready', () => resolve())), sleep(commandTimeoutMs)]);
-  const local = createMemoryCoordination();
-  const lockKey = (id: string) => `${prefix}lock:${id}`;
-  const resultKey = (id: string) => `${prefix}result:${id}`;
+  return { redis, started };
+}
 
-  /** Runs `work` on Redis; when Redis fails, runs `fallback` (this runner's own coordination). */
+type OrLocal = <T>(work: () => Promise<T>, fallback: () => Promise<T>) => Promise<T>;
+
+/** Runs `work` on Redis; when Redis fails, runs `fallback` (this runner's own coordination). */
+function withFallback(started: Promise<void>, onError: (error: Error) => void): OrLocal {
   let degraded = false;
-  async function orLocal<T>(work: () => Promise<T>, fallback: () => Promise<T>): Promise<T> {
+  return async function orLocal<T>(work: () => Promise<T>, fallback: () => Promise<T>): Promise<T> {
     await started;
     try {
       const result = await work();
@@ -70,18 +90,11 @@ export function createRedisCoordination(
       degraded = true;
       return fallback();
     }
-  }
+  };
+}
 
-  async function acquire(queryId: string, ttlMs: number): Promise<LockAttempt> {
-    const token = randomUUID();
-    const lease = Math.min(leaseMs, ttlMs);
-    const ok = await redis.set(lockKey(queryId), token, 'PX', lease, 'NX');
-    if (ok !== 'OK') {
-      const pttl = await redis.pttl(lockKey(queryId));
-      return { acquired: false, retryAfterMs: pttl > 0 ? pttl : 1000 };
-    }
-    return { acquired: true, lock: renewedLock(queryId, token, lease, ttlMs) };
-  }
+function redisLocks(redis: Redis, prefix: string, leaseMs: number) {
+  const lockKey = (id: string) => `${prefix}lock:${id}`;
 
   /** Renews the lease until released or until the lock's full lifetime is spent. */
   function renewedLock(queryId: string, token: string, lease: number, ttlMs: number): HeldLock {
@@ -104,46 +117,52 @@ export function createRedisCoordination(
     };
   }
 
+  async function acquire(queryId: string, ttlMs: number): Promise<LockAttempt> {
+    const token = randomUUID();
+    const lease = Math.min(leaseMs, ttlMs);
+    const ok = await redis.set(lockKey(queryId), token, 'PX', lease, 'NX');
+    if (ok !== 'OK') {
+      const pttl = await redis.pttl(lockKey(queryId));
+      return { acquired: false, retryAfterMs: pttl > 0 ? pttl : 1000 };
+    }
+    return { acquired: true, lock: renewedLock(queryId, token, lease, ttlMs) };
+  }
+
+  return { acquire };
+}
+
+function redisIndex(redis: Redis, prefix: string, local: Coordination, orLocal: OrLocal): Coordination['index'] {
+  const resultKey = (id: string) => `${prefix}result:${id}`;
   return {
-    description: 'redis',
-    locks: {
-      acquire: (queryId, ttlMs) => orLocal(() => acquire(queryId, ttlMs), () => local.locks.acquire(queryId, ttlMs)),
+    get: (queryId) =>
+      orLocal(
+        async () => {
+          const raw = await redis.get(resultKey(queryId));
+          if (!raw) return local.index.get(queryId);
+          const parsed = resultMetaSchema.safeParse(JSON.parse(raw));
+          return parsed.success ? parsed.data : undefined;
+        },
+        () => local.index.get(queryId),
+      ),
+    put: async (meta) => {
+      // Kept locally too, so a re-read during a later outage still finds it.
+      await local.index.put(meta);
+      await orLocal(
+        async () => {
+          const ttlMs = meta.expiresAt - Date.now();
+          if (ttlMs > 0) await redis.set(resultKey(meta.queryId), JSON.stringify(meta), 'PX', ttlMs);
+        },
+        async () => {},
+      );
     },
-    index: {
-      get: (queryId) =>
-        orLocal(
-          async () => {
-            const raw = await redis.get(resultKey(queryId));
-            if (!raw) return local.index.get(queryId);
-            const parsed = resultMetaSchema.safeParse(JSON.parse(raw));
-            return parsed.success ? parsed.data : undefined;
-          },
-          () => local.index.get(queryId),
-        ),
-      put: async (meta) => {
-        // Kept locally too, so a re-read during a later outage still finds it.
-        await local.index.put(meta);
-        await orLocal(
-          async () => {
-            const ttlMs = meta.expiresAt - Date.now();
-            if (ttlMs > 0) await redis.set(resultKey(meta.queryId), JSON.stringify(meta), 'PX', ttlMs);
-          },
-          async () => {},
-        );
-      },
-      update: async (meta) => {
-        await local.index.update(meta);
-        await orLocal(
-          async () => {
-            await redis.eval(UPDATE_KEEP_TTL, 1, resultKey(meta.queryId), JSON.stringify(meta));
-          },
-          async () => {},
-        );
-      },
-    },
-    async close() {
-      await local.close();
-      await redis.quit().catch(() => redis.disconnect());
+    update: async (meta) => {
+      await local.index.update(meta);
+      await orLocal(
+        async () => {
+          await redis.eval(UPDATE_KEEP_TTL, 1, resultKey(meta.queryId), JSON.stringify(meta));
+        },
+        async () => {},
+      );
     },
   };
 }

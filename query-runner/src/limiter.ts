@@ -2,7 +2,8 @@
  * Bounds concurrent executions per runner: `maxRunning` at once, `maxQueued` waiting, and a full
  * queue refuses at once (QUERY_BACKEND_UNAVAILABLE: the service is short of capacity, not this query
  * still running elsewhere) instead of growing without bound (STYLE §9). A wait is bounded too: past
- * `waitUntil`, or once the caller's signal aborts (it stopped waiting), the waiter leaves the queue.
+ * `waitUntil`, or once the caller's signal aborts (it stopped waiting), the waiter leaves the queue
+ * (`wait-queue.ts`).
  * A freed slot goes to the fair turn among the waiters (`fair-turns.ts`), by their `tenant`.
  *
  * With `classes` (user SQL, DECISIONS §4 Capacity classes) the free class holds at most half of the
@@ -14,6 +15,7 @@
 import { unavailableError } from './errors.ts';
 import { type CapacityClass, classOf, classShares, nextByClass } from './capacity-classes.ts';
 import { createFairTurns } from './fair-turns.ts';
+import { createWaitQueue } from './wait-queue.ts';
 
 const queueFullError = () => unavailableError('Every query slot of the query service is taken; retry shortly.', 1);
 const waitedTooLongError = () => unavailableError('The query waited too long for a slot of the query service; retry shortly.', 1);
@@ -39,8 +41,6 @@ export interface Limiter {
 interface Waiter {
   readonly tenant: string | undefined;
   readonly capacityClass: CapacityClass;
-  resolve(): void;
-  reject(error: unknown): void;
 }
 
 export interface LimiterOptions {
@@ -51,7 +51,7 @@ export interface LimiterOptions {
 
 export function createLimiter(maxRunning: number, maxQueued: number, { onChange = () => {}, classes = false }: LimiterOptions = {}): Limiter {
   let running = 0;
-  const waiting: Waiter[] = [];
+  const queue = createWaitQueue<Waiter, void>({ timedOut: waitedTooLongError, stopped: goneError, onLeave: onChange });
   const turns = createFairTurns();
   const slotShares = classShares(maxRunning);
   const queueShares = classShares(maxQueued);
@@ -60,57 +60,32 @@ export function createLimiter(maxRunning: number, maxQueued: number, { onChange 
   /** Only the free class is capped here, and only with classes. */
   const mayTake = (capacityClass: CapacityClass) => !classes || capacityClass === 'paid' || underShare('free');
   const queueFull = (capacityClass: CapacityClass) =>
-    waiting.length >= maxQueued || (classes && capacityClass === 'free' && waiting.filter((w) => w.capacityClass === 'free').length >= queueShares.free);
-  const take = (tenant: string | undefined, capacityClass: CapacityClass) => {
+    queue.waiting.length >= maxQueued || (classes && capacityClass === 'free' && queue.waiting.filter((w) => w.capacityClass === 'free').length >= queueShares.free);
+  const take = ({ tenant, capacityClass }: Waiter) => {
     turns.take(tenant);
     held[capacityClass] += 1;
-  };
-
-  const leave = (waiter: Waiter, error: unknown) => {
-    const index = waiting.indexOf(waiter);
-    if (index < 0) return;
-    waiting.splice(index, 1);
-    onChange();
-    waiter.reject(error);
   };
 
   const acquire = async (bounds: WaitBounds, capacityClass: CapacityClass) => {
     if (bounds.signal?.aborted) throw goneError();
     if (running < maxRunning && mayTake(capacityClass)) {
       running += 1;
-      take(bounds.tenant, capacityClass);
+      take({ tenant: bounds.tenant, capacityClass });
       return;
     }
     if (queueFull(capacityClass)) throw queueFullError();
-    const turn = new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { tenant: bounds.tenant, capacityClass, resolve, reject };
-      waiting.push(waiter);
-      const timer = bounds.waitUntil === undefined ? undefined : setTimeout(() => leave(waiter, waitedTooLongError()), Math.max(0, bounds.waitUntil - Date.now()));
-      const onAbort = () => leave(waiter, goneError());
-      bounds.signal?.addEventListener('abort', onAbort, { once: true });
-      const done = () => {
-        clearTimeout(timer);
-        bounds.signal?.removeEventListener('abort', onAbort);
-      };
-      waiter.resolve = () => (done(), resolve());
-      waiter.reject = (error) => (done(), reject(error));
-    });
+    const timeoutMs = bounds.waitUntil === undefined ? undefined : bounds.waitUntil - Date.now();
+    const turn = queue.wait({ tenant: bounds.tenant, capacityClass }, { timeoutMs, signal: bounds.signal });
     onChange();
+    // The slot is handed over by `release`, which does not decrement `running`.
     await turn;
-    // The slot was handed over by `release`, which did not decrement `running`.
   };
 
   const release = (tenant: string | undefined, capacityClass: CapacityClass) => {
     turns.give(tenant);
     held[capacityClass] -= 1;
-    const index = classes ? nextByClass(waiting, underShare, turns.next, (w) => mayTake(w.capacityClass)) : turns.next(waiting);
-    if (index < 0) {
-      running -= 1;
-      return;
-    }
-    const [next] = waiting.splice(index, 1);
-    take(next!.tenant, next!.capacityClass);
-    next!.resolve();
+    const pick = (waiting: readonly Waiter[]) => (classes ? nextByClass(waiting, underShare, turns.next, (w) => mayTake(w.capacityClass)) : turns.next(waiting));
+    if (!queue.serve(take, pick)) running -= 1;
   };
 
   return {
@@ -118,7 +93,7 @@ export function createLimiter(maxRunning: number, maxQueued: number, { onChange 
       return running;
     },
     get queued() {
-      return waiting.length;
+      return queue.waiting.length;
     },
     async run(work, bounds = {}) {
       const capacityClass = classOf(bounds.capacityClass);

@@ -9,88 +9,81 @@ type Body = Record<string, unknown>;
 
 const usd = (micro: number) => Number(formatUsd(micro));
 
+type Shape = (error: ApiError, ctx: BodyContext) => Body;
+
+const flat: Shape = (error) => ({ status: 'error', message: error.message });
+const flatWithCode: Shape = (error) => ({ status: 'error', message: error.message, code: error.code });
+const lookupEnvelope: Shape = (error, ctx) => ({ status: 'error', account_state: ctx.accountState, data: { error: error.message } });
+const lookupWithCode: Shape = (error, ctx) => ({ status: 'error', account_state: ctx.accountState, data: { error: error.message, code: error.code } });
+
+/** Each code's body; a Record, so a new code without a body fails the typecheck. */
+const SHAPES: Readonly<Record<ErrorCode, Shape>> = {
+  NOT_FOUND_PATH: (error) => ({ error: 'Not Found', message: error.message }),
+  // What MCP Streamable HTTP clients expect from a stateless server (SDK examples): JSON-RPC error.
+  METHOD_NOT_ALLOWED: () => ({ jsonrpc: '2.0', error: { code: -32000, message: MESSAGES.METHOD_NOT_ALLOWED }, id: null }),
+  AUTH_REQUIRED: () => ({ status: 'error', message: MESSAGES.AUTH_REQUIRED }),
+  SHEET_AUTH_REQUIRED: () => ({ error: 'Unauthorized', message: MESSAGES.SHEET_AUTH_REQUIRED }),
+  RATE_LIMITED: () => ({
+    status: 'error',
+    error: 'Too many requests',
+    message: MESSAGES.RATE_LIMITED,
+    data: { error: MESSAGES.RATE_LIMITED, code: ErrorCode.RATE_LIMITED },
+  }),
+  REQUEST_LIMIT_EXCEEDED: (error) => ({
+    status: 'error',
+    error: ErrorCode.REQUEST_LIMIT_EXCEEDED,
+    account_state: 'anonymous',
+    message: error.message,
+    limit: error.details.limit ?? 50,
+    remaining: 0,
+    hint: MESSAGES.REQUEST_LIMIT_HINT,
+  }),
+  EXPORT_LIMIT_EXCEEDED: flat,
+  SHEET_LIMIT_EXCEEDED: flat,
+  INSUFFICIENT_CREDIT: (error, ctx) => insufficientCredit(error, ctx),
+  ADMIN_UNAUTHORIZED: flat,
+  ADMIN_NOT_FOUND: flat,
+  REQUEST_TOO_LARGE: flat,
+  INVALID_INPUT: (error, ctx) => (ctx.style === 'lookup' ? lookupEnvelope(error, ctx) : flat(error, ctx)),
+  INTERNAL_ERROR: (_error, ctx) => internal(ctx),
+  SERVICE_UNAVAILABLE: (error, ctx) =>
+    ctx.style === 'lookup'
+      ? { status: 'error', account_state: ctx.accountState, data: { error: MESSAGES.SERVICE_UNAVAILABLE, code: error.code } }
+      : { status: 'error', message: MESSAGES.SERVICE_UNAVAILABLE, code: error.code },
+  UPSTREAM_RATE_LIMITED: lookupWithCode,
+  UPSTREAM_UNAVAILABLE: lookupWithCode,
+  UPSTREAM_FORBIDDEN: lookupWithCode,
+  UPSTREAM_BAD_RESPONSE: lookupWithCode,
+  SOURCE_UNAVAILABLE: lookupWithCode,
+  LOOKUP_NOT_FOUND: lookupEnvelope,
+  QUERY_INVALID: flatWithCode,
+  QUERY_TIMEOUT: flatWithCode,
+  QUERY_RESULT_TOO_LARGE: flatWithCode,
+  QUERY_BUSY: flatWithCode,
+  QUERY_BACKEND_UNAVAILABLE: flatWithCode,
+  RUNNER_BUDGET_EXCEEDED: flatWithCode,
+  QUERY_CONCURRENCY_LIMITED: flatWithCode,
+  SESSION_REQUIRED: flatWithCode,
+  CSRF_REJECTED: flatWithCode,
+  SIGNIN_FAILED: flatWithCode,
+  SIGNIN_RATE_LIMITED: flatWithCode,
+  EMAIL_TAKEN: flatWithCode,
+  REAUTH_REQUIRED: flatWithCode,
+  PAYMENTS_PENDING: flatWithCode,
+  EMAIL_NOT_VERIFIED: flatWithCode,
+  EMAIL_LINK_INVALID: flatWithCode,
+  EMAIL_RATE_LIMITED: flatWithCode,
+  DATASET_NOT_FOUND: flat,
+  DATASET_FORBIDDEN: flat,
+  DATASET_CONFLICT: flat,
+  UPLOAD_TOO_LARGE: flat,
+  SHEET_QUOTA_EXCEEDED: flat,
+  EXPORT_NOT_FOUND: flat,
+  EXPORT_UNAVAILABLE: flat,
+};
+
 export function bodyFor(error: ApiError, ctx: BodyContext): Body {
-  switch (error.code) {
-    case ErrorCode.NOT_FOUND_PATH:
-      return { error: 'Not Found', message: error.message };
-    case ErrorCode.METHOD_NOT_ALLOWED:
-      // What MCP Streamable HTTP clients expect from a stateless server (SDK examples): JSON-RPC error.
-      return { jsonrpc: '2.0', error: { code: -32000, message: MESSAGES.METHOD_NOT_ALLOWED }, id: null };
-    case ErrorCode.AUTH_REQUIRED:
-      return { status: 'error', message: MESSAGES.AUTH_REQUIRED };
-    case ErrorCode.SHEET_AUTH_REQUIRED:
-      return { error: 'Unauthorized', message: MESSAGES.SHEET_AUTH_REQUIRED };
-    case ErrorCode.RATE_LIMITED:
-      return {
-        status: 'error',
-        error: 'Too many requests',
-        message: MESSAGES.RATE_LIMITED,
-        data: { error: MESSAGES.RATE_LIMITED, code: ErrorCode.RATE_LIMITED },
-      };
-    case ErrorCode.REQUEST_LIMIT_EXCEEDED:
-      return {
-        status: 'error',
-        error: ErrorCode.REQUEST_LIMIT_EXCEEDED,
-        account_state: 'anonymous',
-        message: error.message,
-        limit: error.details.limit ?? 50,
-        remaining: 0,
-        hint: MESSAGES.REQUEST_LIMIT_HINT,
-      };
-    case ErrorCode.EXPORT_LIMIT_EXCEEDED:
-    case ErrorCode.SHEET_LIMIT_EXCEEDED:
-      return { status: 'error', message: error.message };
-    case ErrorCode.INSUFFICIENT_CREDIT:
-      return insufficientCredit(error, ctx);
-    case ErrorCode.ADMIN_UNAUTHORIZED:
-    case ErrorCode.ADMIN_NOT_FOUND:
-    case ErrorCode.REQUEST_TOO_LARGE:
-      return { status: 'error', message: error.message };
-    case ErrorCode.INVALID_INPUT:
-      return ctx.style === 'lookup'
-        ? { status: 'error', account_state: ctx.accountState, data: { error: error.message } }
-        : { status: 'error', message: error.message };
-    case ErrorCode.INTERNAL_ERROR:
-      return internal(ctx);
-    case ErrorCode.SERVICE_UNAVAILABLE:
-      return ctx.style === 'lookup'
-        ? { status: 'error', account_state: ctx.accountState, data: { error: MESSAGES.SERVICE_UNAVAILABLE, code: error.code } }
-        : { status: 'error', message: MESSAGES.SERVICE_UNAVAILABLE, code: error.code };
-    case ErrorCode.UPSTREAM_RATE_LIMITED:
-    case ErrorCode.UPSTREAM_UNAVAILABLE:
-    case ErrorCode.UPSTREAM_FORBIDDEN:
-    case ErrorCode.UPSTREAM_BAD_RESPONSE:
-    case ErrorCode.SOURCE_UNAVAILABLE:
-      return { status: 'error', account_state: ctx.accountState, data: { error: error.message, code: error.code } };
-    case ErrorCode.LOOKUP_NOT_FOUND:
-      return { status: 'error', account_state: ctx.accountState, data: { error: error.message } };
-    case ErrorCode.QUERY_INVALID:
-    case ErrorCode.QUERY_TIMEOUT:
-    case ErrorCode.QUERY_RESULT_TOO_LARGE:
-    case ErrorCode.QUERY_BUSY:
-    case ErrorCode.QUERY_BACKEND_UNAVAILABLE:
-    case ErrorCode.RUNNER_BUDGET_EXCEEDED:
-    case ErrorCode.QUERY_CONCURRENCY_LIMITED:
-    case ErrorCode.SESSION_REQUIRED:
-    case ErrorCode.CSRF_REJECTED:
-    case ErrorCode.SIGNIN_FAILED:
-    case ErrorCode.SIGNIN_RATE_LIMITED:
-    case ErrorCode.EMAIL_TAKEN:
-    case ErrorCode.REAUTH_REQUIRED:
-    case ErrorCode.PAYMENTS_PENDING:
-    case ErrorCode.EMAIL_NOT_VERIFIED:
-    case ErrorCode.EMAIL_LINK_INVALID:
-    case ErrorCode.EMAIL_RATE_LIMITED:
-      return { status: 'error', message: error.message, code: error.code };
-    case ErrorCode.DATASET_NOT_FOUND:
-    case ErrorCode.DATASET_FORBIDDEN:
-    case ErrorCode.DATASET_CONFLICT:
-    case ErrorCode.UPLOAD_TOO_LARGE:
-    case ErrorCode.SHEET_QUOTA_EXCEEDED:
-    case ErrorCode.EXPORT_NOT_FOUND:
-    case ErrorCode.EXPORT_UNAVAILABLE:
-      return { status: 'error', message: error.message };
-  }
+  return SHAPES[error.code](error, ctx);
 }
 
 function insufficientCredit(error: ApiError, ctx: BodyContext): Body {

@@ -105,66 +105,60 @@ export const methodNotAllowed = z
   })
   .meta({ id: 'MethodNotAllowed', description: 'GET or DELETE on /mcp: a JSON-RPC error, as MCP clients expect.' });
 
+type BodySchema = (style: ErrorStyle) => z.ZodType;
+const always = (schema: z.ZodType): BodySchema => () => schema;
+const lookupOr = (flatSchema: z.ZodType): BodySchema => (style) => (style === 'lookup' ? lookupError : flatSchema);
+
+/** Each code's body schema, as `bodyFor` builds it; a Record, so a new code without one fails the typecheck. */
+const BODY_SCHEMAS: Readonly<Record<ErrorCode, BodySchema>> = {
+  NOT_FOUND_PATH: always(notFoundPath),
+  METHOD_NOT_ALLOWED: always(methodNotAllowed),
+  SHEET_AUTH_REQUIRED: always(sheetUnauthorized),
+  RATE_LIMITED: always(rateLimited),
+  REQUEST_LIMIT_EXCEEDED: always(requestLimitExceeded),
+  INSUFFICIENT_CREDIT: (style) => (style === 'lookup' ? insufficientCreditLookup : insufficientCreditFlat),
+  INVALID_INPUT: lookupOr(flatError),
+  INTERNAL_ERROR: lookupOr(internalError),
+  SERVICE_UNAVAILABLE: lookupOr(serviceUnavailable),
+  UPSTREAM_RATE_LIMITED: always(lookupError),
+  UPSTREAM_UNAVAILABLE: always(lookupError),
+  UPSTREAM_FORBIDDEN: always(lookupError),
+  UPSTREAM_BAD_RESPONSE: always(lookupError),
+  SOURCE_UNAVAILABLE: always(lookupError),
+  LOOKUP_NOT_FOUND: always(lookupError),
+  QUERY_INVALID: always(sqlError),
+  QUERY_TIMEOUT: always(sqlError),
+  QUERY_RESULT_TOO_LARGE: always(sqlError),
+  QUERY_BUSY: always(sqlError),
+  QUERY_BACKEND_UNAVAILABLE: always(sqlError),
+  RUNNER_BUDGET_EXCEEDED: always(sqlError),
+  QUERY_CONCURRENCY_LIMITED: always(sqlError),
+  EMAIL_NOT_VERIFIED: always(sqlError),
+  AUTH_REQUIRED: always(flatError),
+  EXPORT_LIMIT_EXCEEDED: always(flatError),
+  SHEET_LIMIT_EXCEEDED: always(flatError),
+  ADMIN_UNAUTHORIZED: always(flatError),
+  ADMIN_NOT_FOUND: always(flatError),
+  DATASET_NOT_FOUND: always(flatError),
+  DATASET_FORBIDDEN: always(flatError),
+  DATASET_CONFLICT: always(flatError),
+  UPLOAD_TOO_LARGE: always(flatError),
+  SHEET_QUOTA_EXCEEDED: always(flatError),
+  EXPORT_NOT_FOUND: always(flatError),
+  EXPORT_UNAVAILABLE: always(flatError),
+  REQUEST_TOO_LARGE: always(flatError),
+  SESSION_REQUIRED: always(sessionError),
+  CSRF_REJECTED: always(sessionError),
+  SIGNIN_FAILED: always(sessionError),
+  SIGNIN_RATE_LIMITED: always(sessionError),
+  EMAIL_TAKEN: always(sessionError),
+  REAUTH_REQUIRED: always(sessionError),
+  PAYMENTS_PENDING: always(sessionError),
+  EMAIL_LINK_INVALID: always(sessionError),
+  EMAIL_RATE_LIMITED: always(sessionError),
+};
+
 /** The body schema `bodyFor` uses for `code` on a route of `style`. */
 export function errorBodySchema(code: ErrorCode, style: ErrorStyle): z.ZodType {
-  switch (code) {
-    case 'NOT_FOUND_PATH':
-      return notFoundPath;
-    case 'METHOD_NOT_ALLOWED':
-      return methodNotAllowed;
-    case 'SHEET_AUTH_REQUIRED':
-      return sheetUnauthorized;
-    case 'RATE_LIMITED':
-      return rateLimited;
-    case 'REQUEST_LIMIT_EXCEEDED':
-      return requestLimitExceeded;
-    case 'INSUFFICIENT_CREDIT':
-      return style === 'lookup' ? insufficientCreditLookup : insufficientCreditFlat;
-    case 'INVALID_INPUT':
-      return style === 'lookup' ? lookupError : flatError;
-    case 'INTERNAL_ERROR':
-      return style === 'lookup' ? lookupError : internalError;
-    case 'SERVICE_UNAVAILABLE':
-      return style === 'lookup' ? lookupError : serviceUnavailable;
-    case 'UPSTREAM_RATE_LIMITED':
-    case 'UPSTREAM_UNAVAILABLE':
-    case 'UPSTREAM_FORBIDDEN':
-    case 'UPSTREAM_BAD_RESPONSE':
-    case 'SOURCE_UNAVAILABLE':
-    case 'LOOKUP_NOT_FOUND':
-      return lookupError;
-    case 'QUERY_INVALID':
-    case 'QUERY_TIMEOUT':
-    case 'QUERY_RESULT_TOO_LARGE':
-    case 'QUERY_BUSY':
-    case 'QUERY_BACKEND_UNAVAILABLE':
-    case 'RUNNER_BUDGET_EXCEEDED':
-    case 'QUERY_CONCURRENCY_LIMITED':
-    case 'EMAIL_NOT_VERIFIED':
-      return sqlError;
-    case 'AUTH_REQUIRED':
-    case 'EXPORT_LIMIT_EXCEEDED':
-    case 'SHEET_LIMIT_EXCEEDED':
-    case 'ADMIN_UNAUTHORIZED':
-    case 'ADMIN_NOT_FOUND':
-    case 'DATASET_NOT_FOUND':
-    case 'DATASET_FORBIDDEN':
-    case 'DATASET_CONFLICT':
-    case 'UPLOAD_TOO_LARGE':
-    case 'SHEET_QUOTA_EXCEEDED':
-    case 'EXPORT_NOT_FOUND':
-    case 'EXPORT_UNAVAILABLE':
-    case 'REQUEST_TOO_LARGE':
-      return flatError;
-    case 'SESSION_REQUIRED':
-    case 'CSRF_REJECTED':
-    case 'SIGNIN_FAILED':
-    case 'SIGNIN_RATE_LIMITED':
-    case 'EMAIL_TAKEN':
-    case 'REAUTH_REQUIRED':
-    case 'PAYMENTS_PENDING':
-    case 'EMAIL_LINK_INVALID':
-    case 'EMAIL_RATE_LIMITED':
-      return sessionError;
-  }
+  return BODY_SCHEMAS[code](style);
 }

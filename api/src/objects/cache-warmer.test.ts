@@ -22,7 +22,7 @@ import { DownloadCounts } from './download-counts.ts';
 import { ObjectCopier } from './object-copier.ts';
 import { ObjectCache } from './object-cache.ts';
 import { sendObject } from './send-object.ts';
-import { type S3Proxy, startS3Proxy } from './test/s3-proxy.ts';
+import { type S3Proxy, startS3Proxy } from '../../test/support/s3-proxy.ts';
 
 const MB = 1024 * 1024;
 let bucket: TestBucket;

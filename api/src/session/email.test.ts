@@ -15,7 +15,7 @@ import { simpleParser } from 'mailparser';
 import { pino } from 'pino';
 import { type TestApi, type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { type ReceivedMail, type TestSmtp, startTestSmtp } from '@uda/test-support/smtp';
-import { form } from '../sheets/test/client.ts';
+import { form } from '../../test/support/sheets-client.ts';
 import { EMAIL_LIMITS } from './email-limit.ts';
 
 let ctx: TestContext;

@@ -58,58 +58,16 @@ function spendChart(spend: Usage['spend_by_day'], now = new Date()): Element {
   return h('figure', {}, chart, sources.length ? legend : h('figcaption', { class: 'muted' }, 'No spend yet this month.'));
 }
 
+type Feedback = ReturnType<typeof status>;
+
 export async function usagePage(): Promise<HTMLElement> {
   const feedback = status();
   const answer = await call<Usage>('/usage');
   if (!answer.ok) throw new Error(messageOf(answer));
   const u = answer.body;
-  const ledgerArea = h('div');
-  const paymentsArea = h('div');
-  let page = 0;
-
-  const loadLedger = async () => {
-    const res = await call<LedgerAnswer>(`/ledger?page=${page}`);
-    if (!res.ok) return feedback.say(messageOf(res), 'error');
-    const rows = res.body.entries.map((e) => [
-      when(e.created_at),
-      e.kind,
-      usd(e.amount_micro),
-      e.breakdown.map((b) => `${b.source}: ${b.rows} rows, ${usd(b.costMicro)}`).join('; ') || '—',
-    ]);
-    replace(
-      ledgerArea,
-      rows.length ? table(['When', 'Kind', 'Amount', 'Sources'], rows, 'Ledger, newest first') : h('p', { class: 'muted' }, 'No charges yet.'),
-      h(
-        'div',
-        { class: 'actions' },
-        h('button', { type: 'button', disabled: page === 0, onclick: () => ((page -= 1), void loadLedger()) }, 'Newer'),
-        h('button', { type: 'button', disabled: !res.body.has_more, onclick: () => ((page += 1), void loadLedger()) }, 'Older'),
-      ),
-    );
-  };
-
-  const loadPayments = async () => {
-    const res = await call<PaymentsAnswer>('/payments');
-    if (!res.ok) return;
-    replace(
-      paymentsArea,
-      res.body.requests.length
-        ? table(['Requested', 'What', 'Status'], res.body.requests.map((r) => [when(r.created_at), r.kind === 'upgrade' ? `Upgrade to ${r.tier}` : `Top-off ${usd(r.amount_micro ?? 0)}`, r.status]), 'Your requests')
-        : null,
-    );
-  };
-
-  const tier = h('select', { id: 'tier' }, ...['developer', 'pro'].map((t) => h('option', { value: t }, t)));
-  const amount = h('input', { id: 'topoff', inputmode: 'decimal', value: '10', pattern: '\\d{1,5}(\\.\\d{1,2})?', required: true });
-  const ask = (json: () => Record<string, string>) => async (event: Event) => {
-    event.preventDefault();
-    const res = await call('/payments', { json: json() });
-    if (!res.ok) return feedback.say(messageOf(res), 'error');
-    feedback.say('Request recorded. An operator approves it; the change applies at once when they do.');
-    await loadPayments();
-  };
-
-  await Promise.all([loadLedger(), loadPayments()]);
+  const ledger = ledgerView(feedback);
+  const payments = paymentsView(feedback);
+  await Promise.all([ledger.load(), payments.load()]);
   const cap = (c: { used: number; limit: number }) => `${c.used.toLocaleString('en')} of ${c.limit.toLocaleString('en')}`;
   return h(
     'section',
@@ -126,12 +84,67 @@ export async function usagePage(): Promise<HTMLElement> {
     h('h2', {}, 'Spend this month'),
     spendChart(u.spend_by_day),
     h('h2', {}, 'Ledger'),
-    ledgerArea,
+    ledger.area,
     h('h2', {}, 'Upgrade or top off'),
     h('p', {}, u.payments),
+    ...payments.forms,
+    feedback,
+    payments.area,
+  );
+}
+
+/** The ledger, a page at a time, newest first. */
+function ledgerView(feedback: Feedback) {
+  const area = h('div');
+  let page = 0;
+  const load = async (): Promise<void> => {
+    const res = await call<LedgerAnswer>(`/ledger?page=${page}`);
+    if (!res.ok) return feedback.say(messageOf(res), 'error');
+    const rows = res.body.entries.map((e) => [
+      when(e.created_at),
+      e.kind,
+      usd(e.amount_micro),
+      e.breakdown.map((b) => `${b.source}: ${b.rows} rows, ${usd(b.costMicro)}`).join('; ') || '—',
+    ]);
+    replace(
+      area,
+      rows.length ? table(['When', 'Kind', 'Amount', 'Sources'], rows, 'Ledger, newest first') : h('p', { class: 'muted' }, 'No charges yet.'),
+      h(
+        'div',
+        { class: 'actions' },
+        h('button', { type: 'button', disabled: page === 0, onclick: () => ((page -= 1), void load()) }, 'Newer'),
+        h('button', { type: 'button', disabled: !res.body.has_more, onclick: () => ((page += 1), void load()) }, 'Older'),
+      ),
+    );
+  };
+  return { area, load };
+}
+
+/** The upgrade and top-off requests: the two forms, and the list of requests made. */
+function paymentsView(feedback: Feedback) {
+  const area = h('div');
+  const load = async () => {
+    const res = await call<PaymentsAnswer>('/payments');
+    if (!res.ok) return;
+    replace(
+      area,
+      res.body.requests.length
+        ? table(['Requested', 'What', 'Status'], res.body.requests.map((r) => [when(r.created_at), r.kind === 'upgrade' ? `Upgrade to ${r.tier}` : `Top-off ${usd(r.amount_micro ?? 0)}`, r.status]), 'Your requests')
+        : null,
+    );
+  };
+  const tier = h('select', { id: 'tier' }, ...['developer', 'pro'].map((t) => h('option', { value: t }, t)));
+  const amount = h('input', { id: 'topoff', inputmode: 'decimal', value: '10', pattern: '\\d{1,5}(\\.\\d{1,2})?', required: true });
+  const ask = (json: () => Record<string, string>) => async (event: Event) => {
+    event.preventDefault();
+    const res = await call('/payments', { json: json() });
+    if (!res.ok) return feedback.say(messageOf(res), 'error');
+    feedback.say('Request recorded. An operator approves it; the change applies at once when they do.');
+    await load();
+  };
+  const forms = [
     h('form', { class: 'inline', onsubmit: ask(() => ({ kind: 'upgrade', tier: tier.value })) }, h('label', { for: 'tier' }, 'Tier'), tier, h('button', { type: 'submit' }, 'Request upgrade')),
     h('form', { class: 'inline', onsubmit: ask(() => ({ kind: 'topoff', amount_usd: amount.value })) }, h('label', { for: 'topoff' }, 'Top-off amount (USD)'), amount, h('button', { type: 'submit' }, 'Request top-off')),
-    feedback,
-    paymentsArea,
-  );
+  ];
+  return { area, load, forms };
 }

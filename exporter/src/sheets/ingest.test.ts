@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { SheetIngestError } from './errors.ts';
 import type { SheetFormat } from './formats.ts';
 import { ingestSheet, type IngestLimits } from './ingest.ts';
-import { duckdbRows, SALES_CSV, tempFolder, type TempFolder } from './test/files.ts';
+import { duckdbRows, SALES_CSV, tempFolder, type TempFolder } from '../../test/sheets-files.ts';
 
 const limits: IngestLimits = {
   maxBytes: 1024 * 1024, maxRows: 1_000_000, maxDataBytes: 256 * 1024 * 1024, memoryLimit: '256MB', threads: 1, maxTempSize: '256MB', timeoutMs: 30_000,

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { quoteLiteral } from '@uda/shared/duckdb';
 import { openSandbox, type Sandbox } from './sandbox.ts';
-import { tempFolder, type TempFolder } from './test/files.ts';
+import { tempFolder, type TempFolder } from '../../test/sheets-files.ts';
 
 const limits = { memoryLimit: '128MB', threads: 1, maxTempSize: '64MB', timeoutMs: 10_000 };
 let folder: TempFolder;

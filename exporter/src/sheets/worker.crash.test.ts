@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { createTestBucket, type TestBucket } from '@uda/test-support/s3';
 import { startSheetsWorker } from './worker.ts';
-import { createSheet, createTestDatabase, sheetRow, type DatasetRecord, type TestDatabase } from './test/db.ts';
+import { createSheet, createTestDatabase, sheetRow, type DatasetRecord, type TestDatabase } from '../../test/sheets-db.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const NODE = join(ROOT, 'node_modules', '.bin', 'node');

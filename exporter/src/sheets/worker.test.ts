@@ -6,8 +6,8 @@ import { createTestBucket, type TestBucket } from '@uda/test-support/s3';
 import { giveUpMessage, claimJob } from './queue.ts';
 import { NOT_UTF8_MESSAGE } from './encoding.ts';
 import { processJob, runOnce, type SheetsWorkerDeps, type SheetsWorkerSettings } from './worker.ts';
-import { createSheet, createTestDatabase, reupload, sheetRow, type TestDatabase } from './test/db.ts';
-import { duckdbRows, SALES_CSV, tempFolder } from './test/files.ts';
+import { createSheet, createTestDatabase, reupload, sheetRow, type TestDatabase } from '../../test/sheets-db.ts';
+import { duckdbRows, SALES_CSV, tempFolder } from '../../test/sheets-files.ts';
 
 const settings: SheetsWorkerSettings = {
   pollMs: 50,

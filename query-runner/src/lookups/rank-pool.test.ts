@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { STORED_SOURCES } from '@uda/shared/runner-contract';
+import { DeadlineExceeded } from '@uda/shared/duckdb';
 import { startExportedRunner, type ExportedRunner } from '../../test/exported-runner.ts';
 import type { OpenDatabase } from '../database-manager.ts';
 import { createRankPool, type RankPool } from './rank-pool.ts';
@@ -15,6 +16,7 @@ import { JUDGEMENTS } from './relevance.judgments.ts';
 import { lookupOn } from './run-lookup.ts';
 import { searchIndexesOf } from './search-index.ts';
 import { type StoredLookupSource, textAt, textCount } from '@uda/search/index';
+import { parseQuery } from '@uda/search/query';
 import { seeded } from '../../test/seeded.ts';
 
 const SEEDED_PER_SOURCE = 40;
@@ -68,6 +70,22 @@ describe('ranking in threads', () => {
     const body = await lookupOn(database, { source: 'gutenberg', keywords: 'the art of war', limit: 5 }, TIMEOUT_MS, ranker);
     const { results } = JSON.parse(body.toString('utf8')) as { results: { title: string }[] };
     expect(results[0]!.title).toBe('The Art of War');
+  });
+
+  it('a lookup waiting for a thread is out of time (QUERY_TIMEOUT) when its deadline passes, before the lookups ahead of it end', async () => {
+    const oneThread = createRankPool(1, 10_000);
+    const indexes = searchIndexesOf(database)!;
+    const rank = (timeoutMs: number) => oneThread.rank(indexes, 'gutenberg', parseQuery('the war of art and peace'), 10, { expiresAt: performance.now() + timeoutMs, timeoutMs });
+    // Each lookup ahead of the late one needs its own round trip to the thread, so they end long after its 1 ms.
+    let ahead = 200;
+    const lookupsAhead = Array.from({ length: ahead }, () => rank(TIMEOUT_MS).finally(() => (ahead -= 1)));
+    const late = await rank(1).catch((e: unknown) => e);
+    try {
+      expect({ outOfTime: late instanceof DeadlineExceeded, aheadStillRunning: ahead > 0 }).toEqual({ outOfTime: true, aheadStillRunning: true });
+      await Promise.all(lookupsAhead);
+    } finally {
+      await oneThread.close();
+    }
   });
 
 });

@@ -6,15 +6,16 @@
  * and the page reads and exchanges a small message per lookup (the terms in; the total and the
  * page's documents out).
  *
- * Each thread ranks one lookup at a time; the others wait in a FIFO queue here, bounded (a full
- * queue refuses with QUERY_BACKEND_UNAVAILABLE, as the limiter does). A lookup keeps its deadline
- * across the hand-over: a thread gets the time left, and a lookup out of time before a thread takes
- * it fails with QUERY_TIMEOUT without being sent. A thread receives an index's arrays with its first
+ * Each thread ranks one lookup at a time; the others wait in a FIFO queue here (`wait-queue.ts`),
+ * bounded (a full queue refuses with QUERY_BACKEND_UNAVAILABLE, as the limiter does). A lookup keeps
+ * its deadline across the hand-over: one still waiting when its deadline passes leaves the queue then
+ * with QUERY_TIMEOUT, without being sent, and a thread gets the time left. A thread receives an index's arrays with its first
  * lookup on it, and drops them when the version is closed, so a version's memory is freed with it.
  */
 import { Worker } from 'node:worker_threads';
 import { DeadlineExceeded } from '@uda/shared/duckdb';
 import { unavailableError } from '../errors.ts';
+import { createWaitQueue } from '../wait-queue.ts';
 import type { SourceIndex, StoredLookupSource } from '@uda/search/index';
 import type { ParsedQuery } from '@uda/search/query';
 import type { SearchIndexes } from './search-index.ts';
@@ -50,13 +51,19 @@ export interface RankPool {
   close(): Promise<void>;
 }
 
+/** A lookup to rank, as it waits for a thread. */
 interface Task {
-  readonly id: number;
   readonly key: number;
   readonly index: SourceIndex;
   readonly query: ParsedQuery;
   readonly limit: number;
   readonly deadline: LookupDeadline;
+}
+
+/** The lookup a thread ranks now, and how its caller hears the answer. */
+interface Running {
+  readonly id: number;
+  readonly timeoutMs: number;
   resolve(ranking: PageRanking): void;
   reject(error: unknown): void;
 }
@@ -65,22 +72,33 @@ interface Thread {
   worker: Worker;
   /** The index keys this thread has been sent and not told to drop. */
   readonly holds: Set<number>;
-  task: Task | undefined;
+  running: Running | undefined;
+}
+
+/** What a waiting lookup is handed: its answer from the thread it was sent to (boxed, so the wait does not adopt it). */
+interface Sent {
+  readonly reply: Promise<PageRanking>;
 }
 
 const newWorker = () => new Worker(new URL('./rank-worker.ts', import.meta.url));
 const queueFullError = () => unavailableError('Every lookup slot of the query service is taken; retry shortly.', 1);
 const stoppedError = () => unavailableError('The query service is shutting down.', 1);
+const noThreadError = () => new Error('no ranking thread could start');
 
-export function createRankPool(threads: number, maxQueued: number): RankPool {
-  const pool: Thread[] = [];
-  const queue: Task[] = [];
+/**
+ * Each index object gets a key the threads know it by; once its version closes, the threads that
+ * hold it are told to drop it.
+ */
+function indexKeys(pool: readonly Thread[]) {
   const keys = new WeakMap<SourceIndex, number>();
   const held = new Set<number>();
   let nextKey = 1;
-  let nextTask = 1;
-  let closing = false;
-
+  const drop = (key: number) => {
+    held.delete(key);
+    for (const thread of pool) {
+      if (thread.holds.delete(key)) thread.worker.postMessage({ kind: 'drop', key } satisfies ToRankThread);
+    }
+  };
   const keyOf = (indexes: SearchIndexes, index: SourceIndex) => {
     let key = keys.get(index);
     if (key === undefined) {
@@ -91,100 +109,110 @@ export function createRankPool(threads: number, maxQueued: number): RankPool {
     }
     return key;
   };
+  return { keyOf, held };
+}
 
-  const drop = (key: number) => {
-    held.delete(key);
-    for (const thread of pool) {
-      if (thread.holds.delete(key)) thread.worker.postMessage({ kind: 'drop', key } satisfies ToRankThread);
-    }
-  };
-
-  const settle = (thread: Thread, reply: RankReply) => {
-    const task = thread.task;
-    thread.task = undefined;
-    if (task && task.id === reply.task) {
-      if ('total' in reply) task.resolve({ total: reply.total, docs: reply.docs });
-      else if ('timedOut' in reply) task.reject(new DeadlineExceeded(task.deadline.timeoutMs));
-      else task.reject(new Error(reply.failed));
-    }
-    dispatch();
-  };
-
-  /**
-   * Follows `thread`'s worker. A worker that stops after it came online (it should not: the ranking
-   * catches its own errors) fails its lookup and is replaced; one that never came online (its code
-   * did not load) is not, and once no thread is left the lookups fail instead of waiting.
-   */
-  const watch = (thread: Thread) => {
-    const { worker } = thread;
-    let online = false;
-    worker.on('online', () => (online = true));
-    worker.on('message', (reply: RankReply) => settle(thread, reply));
-    // The 'exit' that follows an error is what the pool acts on.
-    worker.on('error', () => {});
-    worker.on('exit', () => {
-      thread.task?.reject(closing ? stoppedError() : new Error('a ranking thread stopped'));
-      thread.task = undefined;
-      if (closing) return;
-      if (online) {
-        thread.worker = newWorker();
-        thread.holds.clear();
-        watch(thread);
-      } else pool.splice(pool.indexOf(thread), 1);
-      dispatch();
-    });
-  };
-
-  const send = (thread: Thread, task: Task) => {
-    thread.task = task;
+/** Sends `task` to `thread` (with the index's arrays the first time); the promise is the thread's answer. */
+function sendTo(thread: Thread, task: Task, id: number): Promise<PageRanking> {
+  return new Promise<PageRanking>((resolve, reject) => {
+    thread.running = { id, timeoutMs: task.deadline.timeoutMs, resolve, reject };
     const first = !thread.holds.has(task.key);
     thread.holds.add(task.key);
     const remainingMs = task.deadline.expiresAt - performance.now();
     thread.worker.postMessage({
-      kind: 'rank', task: task.id, key: task.key, index: first ? task.index : undefined, query: task.query, limit: task.limit, remainingMs,
+      kind: 'rank', task: id, key: task.key, index: first ? task.index : undefined, query: task.query, limit: task.limit, remainingMs,
     } satisfies ToRankThread);
+  });
+}
+
+/** Settles the thread's running lookup with its reply; true: the thread is now free. */
+function answer(thread: Thread, reply: RankReply): boolean {
+  const running = thread.running;
+  if (!running || running.id !== reply.task) return false;
+  thread.running = undefined;
+  if ('total' in reply) running.resolve({ total: reply.total, docs: reply.docs });
+  else if ('timedOut' in reply) running.reject(new DeadlineExceeded(running.timeoutMs));
+  else running.reject(new Error(reply.failed));
+  return true;
+}
+
+interface Watcher {
+  /** The thread is free to take the next lookup. */
+  freed(thread: Thread): void;
+  /** The thread's worker never came online (its code did not load): it is gone for good. */
+  lost(thread: Thread): void;
+  closing(): boolean;
+}
+
+/**
+ * Follows `thread`'s worker. A worker that stops after it came online (it should not: the ranking
+ * catches its own errors) fails its lookup and is replaced; one that never came online is not.
+ */
+function watch(thread: Thread, watcher: Watcher): void {
+  const { worker } = thread;
+  let online = false;
+  worker.on('online', () => (online = true));
+  worker.on('message', (reply: RankReply) => {
+    if (answer(thread, reply)) watcher.freed(thread);
+  });
+  // The 'exit' that follows an error is what the pool acts on.
+  worker.on('error', () => {});
+  worker.on('exit', () => {
+    thread.running?.reject(watcher.closing() ? stoppedError() : new Error('a ranking thread stopped'));
+    thread.running = undefined;
+    if (watcher.closing()) return;
+    if (!online) return watcher.lost(thread);
+    thread.worker = newWorker();
+    thread.holds.clear();
+    watch(thread, watcher);
+    watcher.freed(thread);
+  });
+}
+
+export function createRankPool(threads: number, maxQueued: number): RankPool {
+  const pool: Thread[] = [];
+  const { keyOf, held } = indexKeys(pool);
+  const queue = createWaitQueue<Task, Sent>({ timedOut: (task) => new DeadlineExceeded(task.deadline.timeoutMs), stopped: stoppedError });
+  let nextTask = 1;
+  let closing = false;
+  const send = (thread: Thread, task: Task): Sent => ({ reply: sendTo(thread, task, nextTask++) });
+  const watcher: Watcher = {
+    freed: (thread) => void queue.serve((task) => send(thread, task)),
+    lost(thread) {
+      pool.splice(pool.indexOf(thread), 1);
+      // Once no thread is left, the lookups fail instead of waiting.
+      if (pool.length === 0) queue.refuseAll(noThreadError());
+    },
+    closing: () => closing,
   };
-
-  function dispatch(): void {
-    if (pool.length === 0) for (const task of queue.splice(0)) task.reject(new Error('no ranking thread could start'));
-    for (const thread of pool) {
-      if (thread.task) continue;
-      let task = queue.shift();
-      // Out of time while waiting: refused here, not sent.
-      while (task && performance.now() >= task.deadline.expiresAt) {
-        task.reject(new DeadlineExceeded(task.deadline.timeoutMs));
-        task = queue.shift();
-      }
-      if (!task) return;
-      send(thread, task);
-    }
-  }
-
   for (let i = 0; i < threads; i++) {
-    const thread: Thread = { worker: newWorker(), holds: new Set(), task: undefined };
+    const thread: Thread = { worker: newWorker(), holds: new Set(), running: undefined };
     pool.push(thread);
-    watch(thread);
+    watch(thread, watcher);
   }
+
+  const enqueue = async (task: Task): Promise<PageRanking> => {
+    const idle = pool.find((thread) => thread.running === undefined);
+    const { reply } = idle ? send(idle, task) : await queue.wait(task, { timeoutMs: task.deadline.expiresAt - performance.now() });
+    return reply;
+  };
 
   return {
     threads,
     get heldIndexes() {
       return held.size;
     },
-    rank(indexes, source, query, limit, deadline) {
+    async rank(indexes, source, query, limit, deadline) {
       const index = indexes.get(source);
-      if (!index) return Promise.reject(unavailableError(`The ${source} source has no search index in the current data version.`));
-      if (closing) return Promise.reject(stoppedError());
-      if (pool.length === 0) return Promise.reject(new Error('no ranking thread could start'));
-      if (queue.length >= maxQueued) return Promise.reject(queueFullError());
-      return new Promise<PageRanking>((resolve, reject) => {
-        queue.push({ id: nextTask++, key: keyOf(indexes, index), index, query, limit, deadline, resolve, reject });
-        dispatch();
-      });
+      if (!index) throw unavailableError(`The ${source} source has no search index in the current data version.`);
+      if (closing) throw stoppedError();
+      if (pool.length === 0) throw noThreadError();
+      if (queue.waiting.length >= maxQueued) throw queueFullError();
+      return enqueue({ key: keyOf(indexes, index), index, query, limit, deadline });
     },
     async close() {
       closing = true;
-      for (const task of queue.splice(0)) task.reject(stoppedError());
+      queue.refuseAll(stoppedError());
       await Promise.all(pool.map((thread) => thread.worker.terminate()));
     },
   };

@@ -12,10 +12,12 @@
  *   30 s, while a paid one only ever delays free queries until a slot frees.
  * - A freed slot goes to a class under its share first, then to the waiter `fair-turns.ts` picks
  *   (the tenant holding the fewest, then the one served longest ago, then the oldest).
- * - A wait ends at its `waitUntil` or when its caller stops waiting (`signal`).
+ * - A wait ends at its `waitUntil` or when its caller stops waiting (`signal`): the queue of
+ *   waiters is `wait-queue.ts`, as for the slot limiter and the ranking threads.
  */
 import { type CapacityClass, type ClassShares, nextByClass } from '../capacity-classes.ts';
 import { createFairTurns } from '../fair-turns.ts';
+import { createWaitQueue } from '../wait-queue.ts';
 
 export interface FairSchedulerOptions<T> {
   /** Slots one tenant may hold at once; requests without a tenant are not capped. */
@@ -60,16 +62,14 @@ interface Holder {
   reclaimed: boolean;
 }
 
-interface Waiter<T> {
+interface Waiter {
   readonly tenant: string | undefined;
   readonly capacityClass: CapacityClass;
   readonly request: SlotRequest;
-  resolve(grant: Grant<T>): void;
-  reject(error: unknown): void;
 }
 
 export function createFairScheduler<T>(options: FairSchedulerOptions<T>): FairScheduler<T> {
-  const waiting: Waiter<T>[] = [];
+  const queue = createWaitQueue<Waiter, Grant<T>>({ timedOut: options.waitedTooLong, stopped: options.stopped });
   const holders = new Set<Holder>();
   const turns = createFairTurns();
   const underCap = (tenant: string | undefined) => tenant === undefined || turns.heldBy(tenant) < options.perTenant;
@@ -93,11 +93,9 @@ export function createFairScheduler<T>(options: FairSchedulerOptions<T>): FairSc
   const release = (holder: Holder, handOff: () => T): boolean => {
     if (!holders.delete(holder)) return false;
     turns.give(holder.request.tenant);
-    const index = closed ? -1 : nextByClass(waiting, underShare, turns.next, (w) => underCap(w.tenant) && mayTake(w.capacityClass));
-    if (index < 0) return false;
-    const [next] = waiting.splice(index, 1);
-    next!.resolve(grant(next!.request, handOff()));
-    return true;
+    if (closed) return false;
+    const pick = (waiting: readonly Waiter[]) => nextByClass(waiting, underShare, turns.next, (w) => underCap(w.tenant) && mayTake(w.capacityClass));
+    return queue.serve((next) => grant(next.request, handOff()), pick) !== undefined;
   };
 
   /** A paid request under its share found no idle slot: take back the newest slot the free class borrowed. */
@@ -112,26 +110,10 @@ export function createFairScheduler<T>(options: FairSchedulerOptions<T>): FairSc
   };
 
   const wait = (request: SlotRequest) =>
-    new Promise<Grant<T>>((resolve, reject) => {
-      const waiter: Waiter<T> = { tenant: request.tenant, capacityClass: request.capacityClass, request, resolve, reject };
-      const leave = (error: unknown) => {
-        const index = waiting.indexOf(waiter);
-        if (index < 0) return;
-        waiting.splice(index, 1);
-        reject(error);
-      };
-      const { signal, waitUntil } = request;
-      const timer = waitUntil === undefined ? undefined : setTimeout(() => leave(options.waitedTooLong()), Math.max(0, waitUntil - Date.now()));
-      const onAbort = () => leave(options.stopped(signal));
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      waiter.resolve = (granted) => (done(), resolve(granted));
-      waiter.reject = (error) => (done(), reject(error));
-      waiting.push(waiter);
-    });
+    queue.wait(
+      { tenant: request.tenant, capacityClass: request.capacityClass, request },
+      { timeoutMs: request.waitUntil === undefined ? undefined : request.waitUntil - Date.now(), signal: request.signal },
+    );
 
   return {
     async acquire(request) {
@@ -145,7 +127,7 @@ export function createFairScheduler<T>(options: FairSchedulerOptions<T>): FairSc
     },
     close(error) {
       closed = true;
-      for (const waiter of waiting.splice(0)) waiter.reject(error);
+      queue.refuseAll(error);
     },
   };
 }

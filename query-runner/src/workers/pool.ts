@@ -12,7 +12,7 @@
 import { type CapacityClass, classOf, classShares } from '../capacity-classes.ts';
 import { unavailableError } from '../errors.ts';
 import { createFairScheduler, type Grant } from './fair-scheduler.ts';
-import type { PoolTask, SupervisorOptions, Worker } from './supervisor.ts';
+import type { PoolTask, SupervisorOptions, Worker, WorkerSupervisor } from './supervisor.ts';
 import { NotStarted, createWorkerSupervisor, stoppedError } from './supervisor.ts';
 import type { WorkerOutcome } from './protocol.ts';
 
@@ -44,6 +44,18 @@ const shuttingDownError = () => unavailableError('The query runner is shutting d
 const reclaimedError = () =>
   unavailableError('The free tier\'s share of query capacity is in use; this query ran on borrowed capacity that was needed back. Nothing was charged; retry shortly.', 2);
 
+/** Hands the worker (or a fresh one for a lost worker) straight to the next waiting query that may run. */
+function release(supervisor: WorkerSupervisor, granted: Grant<Worker>, alive: () => boolean): void {
+  const worker = granted.slot;
+  const handOff = () => {
+    // A lost worker's replacement: the idle one the supervisor already started for it, if any.
+    const handed = alive() && supervisor.has(worker) ? worker : (supervisor.takeIdle() ?? supervisor.spawn());
+    handed.busy = true;
+    return handed;
+  };
+  if (!granted.release(handOff)) worker.busy = false;
+}
+
 export function createQueryPool(options: PoolOptions): QueryPool {
   const supervisor = createWorkerSupervisor(options);
   const scheduler = createFairScheduler<Worker>({
@@ -54,18 +66,6 @@ export function createQueryPool(options: PoolOptions): QueryPool {
     stopped: stoppedError,
   });
   let closed = false;
-
-  /** Hands the worker (or a fresh one for a lost worker) straight to the next waiting query that may run. */
-  const release = (granted: Grant<Worker>, alive: () => boolean) => {
-    const worker = granted.slot;
-    const handOff = () => {
-      // A lost worker's replacement: the idle one the supervisor already started for it, if any.
-      const handed = alive() && supervisor.has(worker) ? worker : (supervisor.takeIdle() ?? supervisor.spawn());
-      handed.busy = true;
-      return handed;
-    };
-    if (!granted.release(handOff)) worker.busy = false;
-  };
 
   /** One go on a worker: its outcome, or why the query may go again (the error it answers otherwise). */
   const attempt = async (task: PoolTask, place: RunPlace): Promise<{ outcome: WorkerOutcome } | { again: 'not-started' | 'reclaimed'; error: unknown }> => {
@@ -93,7 +93,7 @@ export function createQueryPool(options: PoolOptions): QueryPool {
       throw error;
     } finally {
       // Released before any second go, so the tenant's cap counts this query once.
-      release(granted, () => alive);
+      release(supervisor, granted, () => alive);
     }
   };
 

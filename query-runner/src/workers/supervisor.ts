@@ -138,16 +138,7 @@ export function createWorkerSupervisor(options: SupervisorOptions): WorkerSuperv
       return idle;
     },
     has: (worker) => workers.has(worker),
-    lower(worker) {
-      if (worker.lowered || worker.child.pid === undefined) return;
-      worker.lowered = true;
-      try {
-        setPriority(worker.child.pid, LOWERED_PRIORITY);
-      } catch (error) {
-        // It already exited: its replacement starts at the normal priority.
-        options.logger.debug({ err: error }, 'could not lower a query worker\'s priority');
-      }
-    },
+    lower: (worker) => lower(worker, options.logger),
     spawn,
     runOn,
     async warm() {
@@ -156,11 +147,27 @@ export function createWorkerSupervisor(options: SupervisorOptions): WorkerSuperv
     },
     async close() {
       closed = true;
-      const exits = [...workers].map((w) => new Promise<void>((done) => (w.child.exitCode === null ? w.child.once('exit', () => done()) : done())));
-      for (const worker of workers) worker.child.kill('SIGKILL');
-      await Promise.all(exits);
+      await killAll(workers);
     },
   };
+}
+
+/** Lowers the worker's CPU priority (LOWERED_PRIORITY), once. */
+function lower(worker: Worker, logger: SupervisorOptions['logger']): void {
+  if (worker.lowered || worker.child.pid === undefined) return;
+  worker.lowered = true;
+  try {
+    setPriority(worker.child.pid, LOWERED_PRIORITY);
+  } catch (error) {
+    // It already exited: its replacement starts at the normal priority.
+    logger.debug({ err: error }, 'could not lower a query worker\'s priority');
+  }
+}
+
+async function killAll(workers: ReadonlySet<Worker>): Promise<void> {
+  const exits = [...workers].map((w) => new Promise<void>((done) => (w.child.exitCode === null ? w.child.once('exit', () => done()) : done())));
+  for (const worker of workers) worker.child.kill('SIGKILL');
+  await Promise.all(exits);
 }
 
 interface Watched {

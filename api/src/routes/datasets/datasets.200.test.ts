@@ -8,7 +8,7 @@ import { writeParquet, tempPath } from '@uda/test-support/runner-fixtures';
 import { readFile } from 'node:fs/promises';
 import type { TestApi } from '@uda/test-support/api-harness';
 import { type SheetEnv, openSheetEnv } from '@uda/test-support/sheets-env';
-import { form, ingest, json, query, search, settled, upload } from '../../sheets/test/client.ts';
+import { form, ingest, json, query, search, settled, upload } from '../../../test/support/sheets-client.ts';
 
 let env: SheetEnv;
 let api: TestApi;

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { tempPath, writeParquet } from '@uda/test-support/runner-fixtures';
 import type { TestApi } from '@uda/test-support/api-harness';
-import { search } from '../../sheets/test/client.ts';
+import { search } from '../../../test/support/sheets-client.ts';
 import { type SheetEnv, openSheetEnv } from '@uda/test-support/sheets-env';
 
 let env: SheetEnv;

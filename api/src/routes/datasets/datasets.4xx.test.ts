@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { tempPath, writeParquet } from '@uda/test-support/runner-fixtures';
 import { SHEET_QUOTAS } from '../../accounts/quotas.ts';
 import type { TestApi } from '@uda/test-support/api-harness';
-import { form, ingest, json, query, search, upload } from '../../sheets/test/client.ts';
+import { form, ingest, json, query, search, upload } from '../../../test/support/sheets-client.ts';
 import { type SheetEnv, openSheetEnv } from '@uda/test-support/sheets-env';
 
 let env: SheetEnv;

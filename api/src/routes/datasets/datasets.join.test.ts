@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { TestApi } from '@uda/test-support/api-harness';
 import { type SheetEnv, openSheetEnv } from '@uda/test-support/sheets-env';
-import { ingest } from '../../sheets/test/client.ts';
+import { ingest } from '../../../test/support/sheets-client.ts';
 
 let env: SheetEnv;
 let api: TestApi;

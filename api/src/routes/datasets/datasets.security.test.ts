@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ApiError } from '../../errors/api-error.ts';
 import type { TestApi } from '@uda/test-support/api-harness';
 import { resolveDatasets } from '../../sheets/resolve.ts';
-import { form, ingest, json } from '../../sheets/test/client.ts';
+import { form, ingest, json } from '../../../test/support/sheets-client.ts';
 import { type SheetEnv, openSheetEnv } from '@uda/test-support/sheets-env';
 
 let env: SheetEnv;

@@ -1,6 +1,6 @@
 /**
  * The API warms its object cache when a new export version is published: a real export, the real
- * S3-compatible server behind a proxy that records every object GET (`objects/test/s3-proxy.ts`),
+ * S3-compatible server behind a proxy that records every object GET (`api/test/support/s3-proxy.ts`),
  * the real export routes over HTTP. After a publish, the first download of a warmed file reads no
  * byte from S3; the most downloaded files are copied first; closing the API cancels the copies.
  */
@@ -13,7 +13,7 @@ import { MANIFEST_KEY, type Manifest, manifestSchema, newVersion, versionManifes
 import type { ObjectStore } from '@uda/shared/object-store';
 import { reader } from '@uda/test-support/metrics';
 import { openStack, type Stack } from '@uda/test-support/sql-stack';
-import { type S3Proxy, startS3Proxy } from '../../objects/test/s3-proxy.ts';
+import { type S3Proxy, startS3Proxy } from '../../../test/support/s3-proxy.ts';
 
 let stack: Stack;
 let proxy: S3Proxy;

@@ -7,7 +7,7 @@ import knexModule from 'knex';
 import type { Knex } from 'knex';
 import type { ObjectStore } from '@uda/shared/object-store';
 import { up } from '@uda/shared/db/datasets';
-import type { SheetFormat } from '../formats.ts';
+import type { SheetFormat } from '../src/sheets/formats.ts';
 
 export interface TestDatabase {
   readonly url: string;

@@ -1,19 +1,20 @@
 /**
  * The embedded default (no DATABASE_URL): PGlite, a local object store and the sheets worker in
- * the API process. An upload through the route becomes `ready`, which proves the worker's
+ * the API process, wired in as the start script does (`scripts/api.ts`). An upload through the route becomes `ready`, which proves the worker's
  * `SELECT … FOR UPDATE SKIP LOCKED` claim runs on PGlite.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { parseApiConfig } from '../config.ts';
-import { startApi } from '../main.ts';
+import { parseApiConfig } from '@uda/api/config';
+import { startApi } from '@uda/api/main';
+import { startEmbeddedSheetsWorker } from '@uda/exporter/sheets/embedded';
 
 describe('embedded sheets worker', () => {
   it('ingests an upload on PGlite in the API process', async () => {
     const config = parseApiConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), 'uda-embedded-')), PORT: '0', METRICS_PORT: '0', ADMIN_PORT: '0', LOG_LEVEL: 'silent' });
-    const running = await startApi(config);
+    const running = await startApi(config, {}, { startSheetsWorker: startEmbeddedSheetsWorker });
     try {
       const headers = { authorization: `Bearer ${running.demoKey}` };
       const body = new FormData();
