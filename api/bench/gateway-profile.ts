@@ -2,7 +2,7 @@
  * `node api/bench/gateway-profile.ts <variant> [seconds]`: where the gateway chain's CPU goes. Starts
  * `gateway-server.ts` under `--cpu-prof`, drives one of its routes with autocannon (50 connections),
  * stops it, and prints the profile's self time by package or area and the top functions, so the
- * shares quoted for a change can be printed again. Variants: anonymous, auth-only, charged, bare.
+ * shares quoted for a change can be printed again. Variants: anonymous, auth-only, charged, bare, bare-redis.
  * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_CONNECTIONS (50), PROFILE_TOP (30), PROFILE_CALLERS (a
  * function name, e.g. `writeUtf8String`: its self time split by the stacks that called it).
  */
@@ -53,6 +53,7 @@ const ROUTES: Record<string, { path: string; auth: boolean; bare?: boolean }> = 
   'auth-only': { path: '/bench/auth-only', auth: true },
   charged: { path: '/bench/charged', auth: true },
   bare: { path: '/bench', auth: false, bare: true },
+  'bare-redis': { path: '/bench/redis', auth: false, bare: true },
 };
 
 /** Which package or area a frame's code belongs to: an npm package, Node's internals, or our sources. */

@@ -14,6 +14,8 @@
  * command or a pipeline that waits for its replies; `gateway-server.ts` counts them), beside Redis's
  * own count of commands processed (INFO stats), which is server-wide: other clients of the same
  * Redis add to it, so it is an upper bound on a shared machine.
+ * The row `bare + 1 counter call` is the floor of any chain that decides its limits in Redis: bare
+ * Express plus the limiter's one EVALSHA (burst and anonymous counters), nothing else.
  * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_DURATION_S (default 10), BENCH_CONNECTIONS (50).
  */
 import { spawn } from 'node:child_process';
@@ -107,6 +109,7 @@ try {
   const auth = { authorization: `Bearer ${info.apiKey}` };
   const results = [
     await measure('bare express', `${info.bare}/bench`),
+    await measure('bare + 1 counter call', `${info.bare}/bench/redis`),
     await measure('full chain + charge (auth)', `${info.chain}/bench/charged`, auth),
     await measure('anonymous chain', `${info.chain}/bench/anonymous`),
     await measure('auth chain, no charge', `${info.chain}/bench/auth-only`, auth),
