@@ -1,8 +1,12 @@
 /**
- * `node api/bench/gateway-profile.ts <variant> [seconds]`: where the gateway chain's CPU goes. Starts
- * `gateway-server.ts` under `--cpu-prof`, drives one of its routes with autocannon (50 connections),
- * stops it, and prints the profile's self time by package or area and the top functions, so the
- * shares quoted for a change can be printed again. Variants: anonymous, auth-only, charged, bare.
+ * `node api/bench/gateway-profile.ts <variant>[,<variant>…] [seconds] [rounds]`: where the gateway
+ * chain's CPU goes. Starts `gateway-server.ts` under `--cpu-prof`, drives its routes with autocannon
+ * (50 connections), stops it, and prints the profile's self time by package or area and the top
+ * functions, so the shares quoted for a change can be printed again. Several variants take turns
+ * (`rounds` times) in the one server, and a last table gives each function's self time per request
+ * in each variant: what a chain adds to its floor, measured under the same load and in the same
+ * process (JIT and GC state differ from one process to the next on this machine by up to ±30%).
+ * Variants: anonymous, auth-only, charged, bare, bare-redis.
  * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_CONNECTIONS (50), PROFILE_TOP (30), PROFILE_CALLERS (a
  * function name, e.g. `writeUtf8String`: its self time split by the stacks that called it).
  */
@@ -33,13 +37,18 @@ interface Profile {
  * is not the chain's cost, and it was a large share of a short run.
  */
 export function within(profile: Profile, fromUs: number, toUs: number): Profile {
+  return withinAny(profile, [{ fromUs, toUs }]);
+}
+
+/** The samples taken inside any of `windows` (µs on the monotonic clock). */
+export function withinAny(profile: Profile, windows: readonly { fromUs: number; toUs: number }[]): Profile {
   const samples: number[] = [];
   const timeDeltas: number[] = [];
   let at = profile.startTime;
   profile.samples.forEach((id, i) => {
     const delta = profile.timeDeltas[i] ?? 0;
     at += delta;
-    if (at < fromUs || at > toUs) return;
+    if (!windows.some(({ fromUs, toUs }) => at >= fromUs && at <= toUs)) return;
     samples.push(id);
     timeDeltas.push(delta);
   });
@@ -53,6 +62,7 @@ const ROUTES: Record<string, { path: string; auth: boolean; bare?: boolean }> = 
   'auth-only': { path: '/bench/auth-only', auth: true },
   charged: { path: '/bench/charged', auth: true },
   bare: { path: '/bench', auth: false, bare: true },
+  'bare-redis': { path: '/bench/redis', auth: false, bare: true },
 };
 
 /** Which package or area a frame's code belongs to: an npm package, Node's internals, or our sources. */
@@ -139,14 +149,43 @@ function printTop(title: string, { total, byKey }: { total: number; byKey: Map<s
   }
 }
 
-/** When the load ran, on the monotonic clock. */
-const loadWindow = { fromUs: 0, toUs: Number.POSITIVE_INFINITY };
+/** One timed run of a variant: when it ran (monotonic clock), how many requests, the server's CPU. */
+interface LoadWindow {
+  variant: string;
+  fromUs: number;
+  toUs: number;
+  requests: number;
+  cpuMicros: number;
+}
+
+/** When the load ran. */
+const loadWindows: LoadWindow[] = [];
+
+const functionKey = (n: ProfileNode) => `${n.callFrame.functionName || '(anonymous)'}  ${areaOf(n.callFrame.url, n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`;
+
+/** Each function's self time per request in each variant (µs), sorted by what the last variant adds to the first. */
+function printPerVariant(profile: Profile, variants: readonly string[], top: number): void {
+  const perVariant = variants.map((variant) => {
+    const own = loadWindows.filter((w) => w.variant === variant);
+    const requests = Math.max(1, own.reduce((sum, w) => sum + w.requests, 0));
+    const { byKey } = selfTimes(withinAny(profile, own), functionKey);
+    return { requests, byKey };
+  });
+  const keys = new Set(perVariant.flatMap(({ byKey }) => [...byKey.keys()]).filter((key) => !key.startsWith('(idle)')));
+  const rows = [...keys].map((key) => ({ key, us: perVariant.map(({ requests, byKey }) => (byKey.get(key) ?? 0) / requests) }));
+  const added = (us: number[]) => (us.at(-1) ?? 0) - (us[0] ?? 0);
+  rows.sort((a, b) => added(b.us) - added(a.us));
+  const totals = perVariant.map(({ requests, byKey }) => [...byKey].reduce((sum, [key, us]) => (key.startsWith('(idle)') ? sum : sum + us), 0) / requests);
+  console.log(`\nSelf time per request, µs (sampled wall time, idle left out), by variant: ${variants.join(' | ')}; sorted by ${variants.at(-1)} less ${variants[0]}`);
+  console.log(`${totals.map((us) => us.toFixed(2).padStart(7)).join(' ')}  (all functions)`);
+  for (const { key, us } of rows.slice(0, top)) console.log(`${us.map((v) => v.toFixed(2).padStart(7)).join(' ')}  ${key}`);
+}
 
 async function main(): Promise<void> {
-  const variant = process.argv[2] ?? 'anonymous';
+  const variants = (process.argv[2] ?? 'anonymous').split(',');
   const seconds = Number(process.argv[3] ?? 10);
-  const route = ROUTES[variant];
-  if (!route) throw new RangeError(`variant is one of ${Object.keys(ROUTES).join(', ')}`);
+  const rounds = Math.max(1, Number(process.argv[4] ?? 1));
+  if (!variants.every((variant) => ROUTES[variant])) throw new RangeError(`variants are among ${Object.keys(ROUTES).join(', ')}`);
   const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const dbName = `uda_prof_${randomBytes(4).toString('hex')}`;
@@ -163,16 +202,22 @@ async function main(): Promise<void> {
       child.stdout.once('data', (chunk: Buffer) => resolve(JSON.parse(chunk.toString().split('\n')[0] ?? '{}')));
       child.once('exit', (code) => reject(new Error(`bench server exited ${code}`)));
     });
-    const url = `${route.bare ? info.bare : info.chain}${route.path}`;
-    const headers = route.auth ? { authorization: `Bearer ${info.apiKey}` } : {};
-    // The server's own CPU clock (profiling included) around the run: µs per request.
+    // The server's own CPU clock (profiling included) around each run: µs per request.
     const cpuMicros = async () => ((await (await fetch(`${info.bare}/cpu`)).json()) as { micros: number }).micros;
-    const before = await cpuMicros();
-    loadWindow.fromUs = monotonicUs();
-    const r = await autocannon({ url, connections: Number(process.env.BENCH_CONNECTIONS ?? 50), duration: seconds, headers });
-    loadWindow.toUs = monotonicUs();
-    const perRequest = ((await cpuMicros()) - before) / Math.max(1, r.requests.total);
-    console.log(`${variant}: ${r.requests.total} requests in ${seconds} s (${r.non2xx} non-2xx, ${r.errors} errors), server CPU ${perRequest.toFixed(0)} µs/request under the profiler`);
+    for (let round = 0; round < rounds; round++) {
+      for (const variant of variants) {
+        const route = ROUTES[variant] as (typeof ROUTES)[string];
+        const url = `${route.bare ? info.bare : info.chain}${route.path}`;
+        const headers = route.auth ? { authorization: `Bearer ${info.apiKey}` } : {};
+        const before = await cpuMicros();
+        const fromUs = monotonicUs();
+        const r = await autocannon({ url, connections: Number(process.env.BENCH_CONNECTIONS ?? 50), duration: seconds, headers });
+        const toUs = monotonicUs();
+        const cpu = (await cpuMicros()) - before;
+        loadWindows.push({ variant, fromUs, toUs, requests: r.requests.total, cpuMicros: cpu });
+        console.log(`${variant}: ${r.requests.total} requests in ${seconds} s (${r.non2xx} non-2xx, ${r.errors} errors), server CPU ${(cpu / Math.max(1, r.requests.total)).toFixed(0)} µs/request under the profiler`);
+      }
+    }
   } finally {
     await new Promise((resolve) => {
       child.once('exit', resolve);
@@ -183,16 +228,12 @@ async function main(): Promise<void> {
   const [file] = (await readdir(profDir)).filter((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error(`no profile in ${profDir}`);
   const whole = JSON.parse(await readFile(join(profDir, file), 'utf8')) as Profile;
-  const profile = within(whole, loadWindow.fromUs, loadWindow.toUs);
+  const profile = withinAny(whole, loadWindows);
   const sampledS = (p: Profile) => (p.timeDeltas.reduce((sum, delta) => sum + delta, 0) / 1e6).toFixed(2);
   console.log(`Shares below: the ${sampledS(profile)} s sampled while the load ran, of ${sampledS(whole)} s in the profile`);
   const top = Number(process.env.PROFILE_TOP ?? 30);
   printTop('By package or area', selfTimes(profile, (n) => areaOf(n.callFrame.url, n.callFrame.functionName)), top);
-  printTop(
-    'By function',
-    selfTimes(profile, (n) => `${n.callFrame.functionName || '(anonymous)'}  ${areaOf(n.callFrame.url, n.callFrame.functionName)}:${n.callFrame.lineNumber + 1}`),
-    top,
-  );
+  printTop('By function', selfTimes(profile, functionKey), top);
   printTop(
     'Inclusive, our code and middleware packages',
     inclusiveTimes(profile, (n) => /\/(api|shared)\/src\/|node_modules\/(helmet|express|router|ioredis|prom-client|rate-limiter-flexible)\//.test(n.callFrame.url)),
@@ -200,8 +241,9 @@ async function main(): Promise<void> {
   );
   const callers = process.env.PROFILE_CALLERS;
   if (callers) printTop(`Callers of ${callers}`, callerStacks(profile, callers), 8);
+  if (variants.length > 1) printPerVariant(whole, variants, top);
   console.log(`\nProfile: ${join(profDir, file)}`);
-  console.log(`Command: node api/bench/gateway-profile.ts ${variant} ${seconds}`);
+  console.log(`Command: node api/bench/gateway-profile.ts ${variants.join(',')} ${seconds} ${rounds}`);
 }
 
-await main();
+if (import.meta.main) await main();

@@ -120,6 +120,17 @@ function benchRoutes(s: Services): RouteDef[] {
   ];
 }
 
+// The floor a chain with one counter call can reach: bare Express plus the limiter's one EVALSHA
+// round trip (the burst and anonymous counters, as the anonymous chain takes them), nothing else.
+const floorTakes = (req: Request) => [
+  { counter: services.counters.burst, key: req.ip ?? '' },
+  { counter: services.counters.anonymous, key: req.ip ?? '', refundIfOver: true },
+];
+bare.get('/bench/redis', async (req, res) => {
+  await services.limiterBackend.take(floorTakes(req));
+  res.json(FIXED);
+});
+
 const bareServer = await listen(bare, 0, '127.0.0.1');
 const chainServer = await listen(buildApp(services, { extraRoutes: benchRoutes }), 0, '127.0.0.1');
 process.stdout.write(`${JSON.stringify({ bare: bareServer.url, chain: chainServer.url, apiKey, spreadKeys, accountId: account.id })}\n`);

@@ -14,7 +14,11 @@
  * command or a pipeline that waits for its replies; `gateway-server.ts` counts them), beside Redis's
  * own count of commands processed (INFO stats), which is server-wide: other clients of the same
  * Redis add to it, so it is an upper bound on a shared machine.
- * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_DURATION_S (default 10), BENCH_CONNECTIONS (50).
+ * The row `bare + 1 counter call` is the floor of any chain that decides its limits in Redis: bare
+ * Express plus the limiter's one EVALSHA (burst and anonymous counters), nothing else.
+ * Env: BENCH_DATABASE_URL, BENCH_REDIS_URL, BENCH_DURATION_S (default 10), BENCH_CONNECTIONS (50),
+ * BENCH_ROUNDS (1: each variant runs that many times, the variants taking turns, and each row sums
+ * its rounds; on a shared machine, 3 or more keep one variant from running alone in a load spike).
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -27,6 +31,7 @@ const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL
 const redisUrl = process.env.BENCH_REDIS_URL ?? process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const duration = Number(process.env.BENCH_DURATION_S ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1));
 
 
 interface Result {
@@ -68,27 +73,57 @@ const serverCounters = async () => (await (await fetch(cpuUrl)).json()) as { mic
 const redisInfo = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
 const redisCommands = async () => Number(/total_commands_processed:(\d+)/.exec(await redisInfo.info('stats'))?.[1] ?? NaN);
 
-async function measure(name: string, url: string, headers: Record<string, string> = {}, keys?: string[]): Promise<Result> {
-  // Several keys: each request of a connection takes the next one, spreading charges over accounts.
+interface Variant {
+  name: string;
+  url: string;
+  headers?: Record<string, string>;
+  /** Several keys: each request of a connection takes the next one, spreading charges over accounts. */
+  keys?: string[];
+}
+
+/** One timed run of a variant: its autocannon result and the server's counters around it. */
+async function runOnce({ url, headers = {}, keys }: Variant, warmUp: boolean) {
   const requests = keys?.map((key) => ({ method: 'GET' as const, headers: { authorization: `Bearer ${key}` } }));
   // A short warm-up so JIT, pools and Redis scripts are hot before measuring.
-  await autocannon({ url, connections, duration: 2, headers, requests, setupClient: countCost });
+  if (warmUp) await autocannon({ url, connections, duration: 2, headers, requests, setupClient: countCost });
   const [before, commandsBefore] = [await serverCounters(), await redisCommands()];
   const r = await autocannon({ url, connections, duration, headers, requests, setupClient: countCost });
   const [after, commandsAfter] = [await serverCounters(), await redisCommands()];
-  const total = Math.max(1, r.requests.total);
   return {
-    name,
-    rps: r.requests.average,
-    p99: r.latency.p99,
-    p50: r.latency.p50,
-    non2xx: r.non2xx,
-    errors: r.errors,
-    cpuUsPerReq: (after.micros - before.micros) / total,
-    redisTripsPerReq: (after.redisWrites - before.redisWrites) / total,
+    r,
+    micros: after.micros - before.micros,
+    redisWrites: after.redisWrites - before.redisWrites,
     // Less the one INFO call that read the count after the run.
-    redisCommandsPerReq: (commandsAfter - commandsBefore - 1) / total,
+    commands: commandsAfter - commandsBefore - 1,
   };
+}
+
+/**
+ * Every variant `rounds` times, the variants taking turns, so a change in the machine's load falls
+ * on all of them alike; each row sums its rounds' requests and CPU time (req/s and latencies are
+ * the rounds' means).
+ */
+async function measureAll(variants: readonly Variant[]): Promise<Result[]> {
+  const runs: Awaited<ReturnType<typeof runOnce>>[][] = variants.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, variant] of variants.entries()) runs[i]?.push(await runOnce(variant, round === 0));
+  }
+  return variants.map(({ name }, i) => {
+    const own = runs[i] ?? [];
+    const sum = (of: (run: (typeof own)[number]) => number) => own.reduce((total, run) => total + of(run), 0);
+    const total = Math.max(1, sum((run) => run.r.requests.total));
+    return {
+      name,
+      rps: sum((run) => run.r.requests.average) / own.length,
+      p99: sum((run) => run.r.latency.p99) / own.length,
+      p50: sum((run) => run.r.latency.p50) / own.length,
+      non2xx: sum((run) => run.r.non2xx),
+      errors: sum((run) => run.r.errors),
+      cpuUsPerReq: sum((run) => run.micros) / total,
+      redisTripsPerReq: sum((run) => run.redisWrites) / total,
+      redisCommandsPerReq: sum((run) => run.commands) / total,
+    };
+  });
 }
 
 const dbName = `uda_bench_${randomBytes(4).toString('hex')}`;
@@ -105,20 +140,21 @@ try {
   });
   cpuUrl = `${info.bare}/cpu`;
   const auth = { authorization: `Bearer ${info.apiKey}` };
-  const results = [
-    await measure('bare express', `${info.bare}/bench`),
-    await measure('full chain + charge (auth)', `${info.chain}/bench/charged`, auth),
-    await measure('anonymous chain', `${info.chain}/bench/anonymous`),
-    await measure('auth chain, no charge', `${info.chain}/bench/auth-only`, auth),
-    await measure('charge, 50 accounts', `${info.chain}/bench/charged`, {}, info.spreadKeys),
-    await measure('no charge, 50 accounts', `${info.chain}/bench/auth-only`, {}, info.spreadKeys),
-  ];
+  const results = await measureAll([
+    { name: 'bare express', url: `${info.bare}/bench` },
+    { name: 'bare + 1 counter call', url: `${info.bare}/bench/redis` },
+    { name: 'full chain + charge (auth)', url: `${info.chain}/bench/charged`, headers: auth },
+    { name: 'anonymous chain', url: `${info.chain}/bench/anonymous` },
+    { name: 'auth chain, no charge', url: `${info.chain}/bench/auth-only`, headers: auth },
+    { name: 'charge, 50 accounts', url: `${info.chain}/bench/charged`, keys: info.spreadKeys },
+    { name: 'no charge, 50 accounts', url: `${info.chain}/bench/auth-only`, keys: info.spreadKeys },
+  ]);
   const base = results[0] as Result;
-  console.log(`\nautocannon, ${connections} connections, ${duration} s each, loopback; server in its own process`);
+  console.log(`\nautocannon, ${connections} connections, ${duration} s each × ${rounds} round(s), variants taking turns, loopback; server in its own process`);
   console.log('variant                        req/s     p50 ms  p99 ms  vs bare  +p99 ms  non-2xx  errors  CPU µs/req  vs bare  Redis RT/req  cmds/req*');
   for (const r of results) {
     console.log(
-      `${r.name.padEnd(30)} ${r.rps.toFixed(0).padStart(7)}  ${String(r.p50).padStart(6)}  ${String(r.p99).padStart(6)}  ${(
+      `${r.name.padEnd(30)} ${r.rps.toFixed(0).padStart(7)}  ${r.p50.toFixed(0).padStart(6)}  ${r.p99.toFixed(0).padStart(6)}  ${(
         (100 * r.rps) /
         base.rps
       )
@@ -159,7 +195,7 @@ try {
   console.log(`Reconciliation (${pass.requests.total} charged requests, 50 accounts, ${pass.non2xx} non-2xx ${JSON.stringify(Object.fromEntries(statuses))}, ${pass.errors} errors, ${pass.timeouts} timeouts): ledger net ${charged} micro-USD; X-Credit-Cost received ${receivedMicro} micro-USD: ${charged === receivedMicro ? 'equal' : 'DIFFERENT'}`);
   console.log(`Ledger rows written: ${rowsPerThousand.toFixed(1)} per 1,000 paid requests (goal ≤ 10; a pod writes one row per account, lease and UTC day, which each flush adds to)`);
   console.log('\nGoals: anonymous ≥ 75% of bare and ≤ +2 ms p99; authenticated without charge ≥ 75%; charged ≥ 25%; the charge costs ≤ 10% and < 2 ms p99.');
-  console.log(`Command: BENCH_DURATION_S=${duration} BENCH_CONNECTIONS=${connections} npm run bench:gateway   (also BENCH_DATABASE_URL, BENCH_REDIS_URL)`);
+  console.log(`Command: BENCH_DURATION_S=${duration} BENCH_CONNECTIONS=${connections} BENCH_ROUNDS=${rounds} npm run bench:gateway   (also BENCH_DATABASE_URL, BENCH_REDIS_URL)`);
 } finally {
   await new Promise((resolve) => {
     child.once('exit', resolve);

@@ -7,6 +7,7 @@ import type { Db } from '../db/index.ts';
 import { KeyCache, type KeyCacheOptions } from './cache.ts';
 import type { ResolvedKey } from './resolved-key.ts';
 import { type KeyChanges, LocalKeyChanges } from './changes.ts';
+import { hashOnConnection } from './connection-hash.ts';
 import { type KeyCrypto, displayPrefix, generateKey, isLegacyKey, looksLikeKey } from './crypto.ts';
 
 export type KeyStatus = 'active' | 'deactivated' | 'revoked';
@@ -44,6 +45,8 @@ export class KeyStore {
   /** keyId → when it was used, waiting for the next batched write. */
   #used = new Map<string, number>();
   readonly #flushTimer: NodeJS.Timeout;
+  /** The key's lookup hash, as one function made once (`hashOnConnection` takes it on every request). */
+  readonly #lookupHash = (key: string): string => this.#crypto.lookupHash(key);
 
   constructor(db: Db, crypto: KeyCrypto, options: KeyStoreOptions = {}) {
     this.#db = db;
@@ -115,10 +118,15 @@ export class KeyStore {
     return row ? this.#crypto.decrypt(row.ciphertext) : undefined;
   }
 
-  /** What `resolve` answers without PostgreSQL: the key, `null` for no valid key, undefined if it must look. */
-  cached(key: string): ResolvedKey | null | undefined {
+  /**
+   * What `resolve` answers without PostgreSQL: the key, `null` for no valid key, undefined if it
+   * must look. `connection`: the request's socket, which remembers the hash of the key it sent last
+   * (`connection-hash.ts`).
+   */
+  cached(key: string, connection?: object): ResolvedKey | null | undefined {
     if (!looksLikeKey(key)) return null;
-    return this.#cache.get(this.#crypto.lookupHash(key), { now: Date.now(), trusted: this.#changes.connected });
+    const hash = hashOnConnection(connection, key, this.#lookupHash);
+    return this.#cache.get(hash, { now: Date.now(), trusted: this.#changes.connected });
   }
 
   /** The active key's account, or undefined for anything else (invalid, revoked, deactivated). */

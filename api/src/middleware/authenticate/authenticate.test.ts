@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { pino } from 'pino';
@@ -11,6 +12,19 @@ beforeAll(async () => {
 afterAll(async () => {
   await ctx.close();
 });
+
+/** A GET through `agent` (one keep-alive socket): the answer's account state, and whether the socket was reused. */
+function getOn(agent: Agent, url: string, key: string): Promise<{ reused: boolean; state: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent, headers: { authorization: `Bearer ${key}` } }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => resolve({ reused: req.reusedSocket, state: (JSON.parse(body) as { account_state: string }).account_state }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 const state = async (res: Response) => ((await res.json()) as { account_state: string }).account_state;
 
@@ -62,6 +76,22 @@ describe('authentication', () => {
     await api.services.keys.revoke(accountId);
     expect(await state(await api.get('/test/lookup/x', { key: second }))).toBe('anonymous');
     expect((await api.get('/test/export', { key: second })).status).toBe(401);
+    await api.close();
+  });
+
+  it('answers each key a keep-alive connection sends for that key, when the connection changes keys', async () => {
+    const api = await ctx.start({ extraRoutes: testRoutes });
+    const { apiKey } = await api.account();
+    // Well shaped, never issued: the connection's remembered hash must not answer for it.
+    const unknown = `${apiKey.slice(0, -4)}${apiKey.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const sent: { key: string; reused: boolean; state: string }[] = [];
+    for (const key of [apiKey, unknown, apiKey, apiKey, unknown, unknown, apiKey]) {
+      sent.push({ key, ...(await getOn(agent, `${api.url}/test/header-only`, key)) });
+    }
+    agent.destroy();
+    expect(sent.slice(1).every((s) => s.reused)).toBe(true);
+    expect(sent.map((s) => s.state)).toEqual(sent.map((s) => (s.key === apiKey ? 'authenticated' : 'anonymous')));
     await api.close();
   });
 

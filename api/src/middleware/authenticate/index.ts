@@ -29,7 +29,7 @@ export function authenticate({
   return function authenticateCaller(req, res) {
     const key = bearerKey(req) ?? (queryToken ? tokenParam(req) : undefined);
     if (!key) return undefined;
-    const cached = keys.cached(key);
+    const cached = keys.cached(key, req.socket);
     if (cached !== undefined) return void setAccount(req, keys, cached);
     return (async () => {
       await beforeLookup(req, res);
