@@ -47,10 +47,10 @@ import { signupAddressHasher } from './fair/signup-address.ts';
 import { RedisFairStore } from './fair/store-redis.ts';
 import { KubernetesRunnerPool } from './runners/k8s-pool.ts';
 import { StaticRunnerPool, type RunnerPool } from './runners/pool.ts';
-import { OperatorApprovalPayments } from './session/payments.ts';
-import { SigninLimit } from './session/signin-limit.ts';
-import { EmailLimit } from './session/email-limit.ts';
-import { EmailTokens } from './session/email-tokens.ts';
+import { OperatorApprovalPayments } from './session/payments/payments.ts';
+import { SigninLimit } from './session/auth/signin-limit.ts';
+import { EmailLimit } from './session/auth/email-limit.ts';
+import { EmailTokens } from './session/auth/email-tokens.ts';
 import { MailQueue, createMailer } from './mail/mailer.ts';
 import { SessionStore } from './session/store.ts';
 

@@ -3,14 +3,14 @@
  * behind its error style and authentication; its own handlers add route limits and metering, and
  * its declaration's schemas validate the input (`validate.ts`) and make the OpenAPI document.
  *
- * | Path | Declared in |
+ * | Path | Declared in (under `api/src/`) |
  * | --- | --- |
- * | `GET /api/v1/openapi.json`, `GET /docs` | `docs/routes.ts` |
- * | `POST /api/v1/query`, `GET`/`HEAD /api/v1/query.csv`, `/api/v1/query.parquet` | `query/routes.ts` |
+ * | `GET /api/v1/openapi.json`, `GET /docs` | `openapi/routes.ts` |
+ * | `POST /api/v1/query`, `GET`/`HEAD /api/v1/query.csv`, `/api/v1/query.parquet` | `sql/routes.ts` |
  * | `GET`/`HEAD /api/v1/export/{name}` | `exports/routes.ts` |
  * | `GET /api/v1/auth/usage` | `usage/routes.ts` |
  * | `POST /mcp` (`GET`, `DELETE`: 405) | `mcp/routes.ts` |
- * | `/api/v1/datasets`, `/api/v1/datasets/{id}`, `…/file`, `…/search`, `…/query` | `datasets/routes.ts` |
+ * | `/api/v1/datasets`, `/api/v1/datasets/{id}`, `…/file`, `…/search`, `…/query` | `sheets/routes.ts` |
  * | `GET /https:/{wikipediaUrl}`, `GET /{source}/{keywords}` (last: they match any two segments) | `lookups/routes.ts` |
  *
  * The internal routes are declared the same way, flagged `internal` (not in the OpenAPI document),
@@ -24,14 +24,14 @@ import { buildOpenApiDocument } from '../openapi/document.ts';
 import { setRouteLabel, setStyle } from '../request-context.ts';
 import type { Services } from '../services.ts';
 import { byFirstSegment } from './dispatch.ts';
-import { datasetRoutes } from './datasets/routes.ts';
-import { docsRoutes } from './docs/routes.ts';
-import { exportRoutes } from './exports/routes.ts';
-import { lookupRoutes } from './lookups/routes.ts';
-import { mcpRoutes } from './mcp/routes.ts';
-import { queryRoutes } from './query/routes.ts';
+import { datasetRoutes } from '../sheets/routes.ts';
+import { docsRoutes } from '../openapi/routes.ts';
+import { exportRoutes } from '../exports/routes.ts';
+import { lookupRoutes } from '../lookups/routes.ts';
+import { mcpRoutes } from '../mcp/routes.ts';
+import { queryRoutes } from '../sql/routes.ts';
 import type { RouteDeclaration, RouteDef } from './types.ts';
-import { usageRoutes } from './usage/routes.ts';
+import { usageRoutes } from '../usage/routes.ts';
 import { buildRoute, readJsonBody } from './validate.ts';
 
 export const API_ROUTES: readonly RouteDeclaration[] = [

@@ -12,8 +12,8 @@ import { SOURCES } from '@uda/shared/catalog';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { parseUsd } from '../money.ts';
-import { datasetRoutes } from '../routes/datasets/routes.ts';
-import { queryRoutes } from '../routes/query/routes.ts';
+import { datasetRoutes } from '../sheets/routes.ts';
+import { queryRoutes } from '../sql/routes.ts';
 import type { ResponseDoc, RouteDeclaration, RouteDoc } from '../routes/types.ts';
 import { buildRoute, inputOf } from '../routes/validate.ts';
 import { clientIp, setStyle } from '../request-context.ts';
@@ -21,11 +21,11 @@ import type { Services } from '../services.ts';
 import { sqlNameOf } from '../sheets/names.ts';
 import { listDatasets } from '../sheets/store.ts';
 import { publicOrigin } from '../mail/messages.ts';
-import { signIn, signUp } from './auth.ts';
-import { requestPasswordReset, resendVerification, resetPassword, sendVerification, verifyEmail } from './email-flows.ts';
-import { clearSessionCookie, sessionIdOf, setSessionCookie } from './cookies.ts';
+import { signIn, signUp } from './auth/auth.ts';
+import { requestPasswordReset, resendVerification, resetPassword, sendVerification, verifyEmail } from './auth/email-flows.ts';
+import { clearSessionCookie, sessionIdOf, setSessionCookie } from './auth/cookies.ts';
 import { requireCsrf, requireSession, sessionOf } from './middleware.ts';
-import { verifyPassword } from './passwords.ts';
+import { verifyPassword } from './auth/passwords.ts';
 import {
   credentialsBody,
   doneAnswer,
@@ -56,8 +56,8 @@ import {
   type SignedInAnswer,
   type TablesAnswer,
 } from './schemas.ts';
-import { ledgerPage, usageSummary } from './usage.ts';
-import { type UsageAnswer, usageAnswerSchema } from './usage-schema.ts';
+import { ledgerPage, usageSummary } from './usage/usage.ts';
+import { type UsageAnswer, usageAnswerSchema } from './usage/usage-schema.ts';
 
 /** Reveal asks for the password again when it was last checked longer ago than this. */
 export const REVEAL_REAUTH_AFTER_MS = 5 * 60 * 1000;

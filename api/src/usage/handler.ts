@@ -1,0 +1,30 @@
+import type { RequestHandler } from 'express';
+import { formatUsd } from '../money.ts';
+import { dailyCapRemaining } from '../middleware/daily-cap/index.ts';
+import { remainingOf } from '../quota.ts';
+import { callerOf } from '../request-context.ts';
+import type { Services } from '../services.ts';
+import { type UsageResponse, usageResponse } from './schema.ts';
+
+/**
+ * GET /api/v1/auth/usage (SPEC Endpoints; DECISIONS §4): anonymous callers see the anonymous
+ * allowance of their IP; authenticated ones the export/SQL daily cap. It counts toward neither.
+ * The credit balance goes in X-Credits-Remaining, not the body.
+ */
+export function usageHandler(services: Services): RequestHandler {
+  const { counters, limits, billing, guards } = services;
+  return async function getUsage(req, res) {
+    const caller = callerOf(req);
+    let body: UsageResponse;
+    if (caller.kind === 'account') {
+      const remaining = await dailyCapRemaining(guards.exportCapOptions, caller.accountId);
+      res.setHeader('X-Credits-Remaining', formatUsd(await billing.balance(caller.accountId)));
+      body = { account_state: 'authenticated', usage: { requests_remaining: remaining, request_limit: limits.exportDaily } };
+    } else {
+      const current = await counters.anonymous.get(caller.ip);
+      const limit = limits.anonymous.points;
+      body = { account_state: 'anonymous', usage: { requests_remaining: remainingOf(limit, current?.consumedPoints ?? 0), request_limit: limit } };
+    }
+    res.json(usageResponse.parse(body));
+  };
+}
