@@ -70,7 +70,7 @@ export interface Counters {
 
 /** Ready-made route-limit and metering middleware for route definitions. */
 export interface Guards {
-  /** The burst limit, taken with a route's own limits (`routes/index.ts`). */
+  /** The burst limit, taken with a route's own limits (`routes/mount.ts`). */
   readonly burst: CounterGuard;
   readonly anonymousLimit: RequestHandler;
   /** A key of an account with a verified email: SQL and exports (DECISIONS §5 "Email"). */

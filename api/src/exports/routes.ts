@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ErrorCode } from '../errors/codes.ts';
 import { contentRange, creditHeaders, fileHeaders, fileRequestHeaders } from '../openapi/headers.ts';
-import type { RouteDeclaration } from '../routes/types.ts';
+import { type RouteDeclaration, declareRoute } from '../routes/declare.ts';
+import type { Services } from '../services.ts';
 import { exportHandler } from './handler.ts';
 import { exportPath, exportQuery } from './schema.ts';
 
@@ -21,9 +22,10 @@ const headers = {
 };
 
 /** SPEC export routes: the three bulk files and `/{source}`, one handler; HEAD via Express's GET. */
-export const exportRoutes: readonly RouteDeclaration[] = [
-  {
+export const exportRoutes: readonly RouteDeclaration<Services>[] = [
+  declareRoute<Services>({
     method: 'get',
+    visibility: 'public',
     path: '/api/v1/export/:name',
     style: 'flat',
     queryToken: true,
@@ -60,6 +62,7 @@ export const exportRoutes: readonly RouteDeclaration[] = [
       ],
     },
     // No up-front credit check: only a download that creates a new charge needs credit (DECISIONS §3).
-    handlers: (s) => [s.guards.requireKey, exportHandler(s)],
-  },
+    guards: (s) => [s.guards.requireKey],
+    handler: (s) => exportHandler(s),
+  }),
 ];

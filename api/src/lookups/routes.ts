@@ -3,7 +3,9 @@ import { sourceNames } from '@uda/shared/catalog';
 import { ErrorCode } from '../errors/codes.ts';
 import { MAX_KEYWORDS_CHARS } from './input.ts';
 import { optionalAnonymousLimitHeaders, optionalCreditHeaders } from '../openapi/headers.ts';
-import type { RouteDeclaration, RouteDoc } from '../routes/types.ts';
+import type { RouteDoc } from '../routes/types.ts';
+import { type RouteDeclaration, declareRoute } from '../routes/declare.ts';
+import type { Services } from '../services.ts';
 import { holdCredit } from '../billing/index.ts';
 import { ARTICLE_PATH, KEYWORD_PATH, articleLookupHandler, articleLookupMaxCost, keywordLookupHandler, keywordLookupMaxCost } from './handler.ts';
 import { lookupEnvelope, lookupQuery } from './schema.ts';
@@ -73,23 +75,27 @@ const articleDoc: RouteDoc = {
  * count), up-front 402 at zero balance (with the credit hold, in the same Redis call), `token` accepted. Their paths match raw two-segment paths
  * outside `/api/` and `/mcp/`, so longer unknown paths still answer the plain 404.
  */
-export const lookupRoutes: readonly RouteDeclaration[] = [
-  {
+export const lookupRoutes: readonly RouteDeclaration<Services>[] = [
+  declareRoute<Services>({
     method: 'get',
+    visibility: 'public',
     path: ARTICLE_PATH,
     label: '/https:/{wikipediaUrl}',
     style: 'lookup',
     queryToken: true,
     doc: articleDoc,
-    handlers: (s) => [s.guards.anonymousLimit, holdCredit({ billing: s.billing, backend: s.limiterBackend, maxCostOf: articleLookupMaxCost }), articleLookupHandler(s)],
-  },
-  {
+    guards: (s) => [s.guards.anonymousLimit, holdCredit({ billing: s.billing, backend: s.limiterBackend, maxCostOf: articleLookupMaxCost })],
+    handler: (s) => articleLookupHandler(s),
+  }),
+  declareRoute<Services>({
     method: 'get',
+    visibility: 'public',
     path: KEYWORD_PATH,
     label: '/{source}/{keywords}',
     style: 'lookup',
     queryToken: true,
     doc: keywordDoc,
-    handlers: (s) => [s.guards.anonymousLimit, holdCredit({ billing: s.billing, backend: s.limiterBackend, maxCostOf: keywordLookupMaxCost }), keywordLookupHandler(s)],
-  },
+    guards: (s) => [s.guards.anonymousLimit, holdCredit({ billing: s.billing, backend: s.limiterBackend, maxCostOf: keywordLookupMaxCost })],
+    handler: (s) => keywordLookupHandler(s),
+  }),
 ];

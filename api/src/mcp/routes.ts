@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { optionalAnonymousLimitHeaders, optionalCreditHeaders } from '../openapi/headers.ts';
-import type { RouteDeclaration, RouteDoc } from '../routes/types.ts';
+import type { RouteDoc } from '../routes/types.ts';
+import { type RouteDeclaration, declareRoute } from '../routes/declare.ts';
+import type { Services } from '../services.ts';
 import { MAX_BATCH_CALLS } from './batch.ts';
 import { mcpPostHandler } from './handler.ts';
 
@@ -59,15 +61,16 @@ const refusedDoc = (method: 'get' | 'delete'): RouteDoc => ({
  * SPEC "POST /mcp": never an authentication error (an invalid key is the anonymous allowance), key by
  * header or `token`, the same 429 bodies as REST. Credit is checked per tool call by the meter.
  */
-export const mcpRoutes: readonly RouteDeclaration[] = [
-  {
+export const mcpRoutes: readonly RouteDeclaration<Services>[] = [
+  declareRoute<Services>({
     method: 'post',
+    visibility: 'public',
     path: '/mcp',
     style: 'plain',
     queryToken: true,
     doc: postDoc,
-    handlers: (s) => [mcpPostHandler(s)],
-  },
-  { method: 'get', path: '/mcp', style: 'plain', doc: refusedDoc('get'), handlers: () => [methodNotAllowed] },
-  { method: 'delete', path: '/mcp', style: 'plain', doc: refusedDoc('delete'), handlers: () => [methodNotAllowed] },
+    handler: (s) => mcpPostHandler(s),
+  }),
+  declareRoute<Services>({ method: 'get', visibility: 'public', path: '/mcp', style: 'plain', doc: refusedDoc('get'), handler: () => methodNotAllowed }),
+  declareRoute<Services>({ method: 'delete', visibility: 'public', path: '/mcp', style: 'plain', doc: refusedDoc('delete'), handler: () => methodNotAllowed }),
 ];

@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
-import type { RouteDeclaration } from '../routes/types.ts';
+import { type RouteDeclaration, declareRoute } from '../routes/declare.ts';
 
 const SCALAR_BUNDLE = createRequire(import.meta.url).resolve('@scalar/api-reference/browser/standalone.js');
 
@@ -52,10 +52,11 @@ function send(type: string, body: () => string | Buffer | object, csp?: string):
 
 const openApiDocumentSchema = z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.unknown()) });
 
-export function docsRoutes(document: () => object): readonly RouteDeclaration[] {
+export function docsRoutes(document: () => object): readonly RouteDeclaration<unknown>[] {
   return [
-    {
+    declareRoute({
       method: 'get',
+      visibility: 'public',
       path: '/api/v1/openapi.json',
       style: 'flat',
       doc: {
@@ -67,11 +68,11 @@ export function docsRoutes(document: () => object): readonly RouteDeclaration[] 
         responses: { 200: { description: 'The document.', content: { 'application/json': openApiDocumentSchema } } },
         errors: [],
       },
-      handlers: () => [send('application/json', document)],
-    },
-    { method: 'get', path: '/docs', style: 'plain', internal: 'an HTML page rendering the document', handlers: () => [send('html', () => PAGE, PAGE_CSP)] },
-    { method: 'get', path: '/docs/scalar.js', style: 'plain', internal: 'the reference page\'s script', handlers: () => [scalarBundle()] },
-    { method: 'get', path: '/docs/init.js', style: 'plain', internal: 'the reference page\'s script', handlers: () => [send('text/javascript', () => INIT)] },
+      handler: () => send('application/json', document),
+    }),
+    declareRoute({ method: 'get', visibility: 'public', path: '/docs', style: 'plain', undocumented: 'an HTML page rendering the document', handler: () => send('html', () => PAGE, PAGE_CSP) }),
+    declareRoute({ method: 'get', visibility: 'public', path: '/docs/scalar.js', style: 'plain', undocumented: 'the reference page\'s script', handler: () => scalarBundle() }),
+    declareRoute({ method: 'get', visibility: 'public', path: '/docs/init.js', style: 'plain', undocumented: 'the reference page\'s script', handler: () => send('text/javascript', () => INIT) }),
   ];
 }
 

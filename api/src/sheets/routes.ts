@@ -8,8 +8,9 @@ import type { z } from 'zod';
 import { datasetRecordSchema } from './record.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { dailyCapHeaders } from '../openapi/headers.ts';
+import type { ResponseDoc, RouteDoc } from '../routes/types.ts';
+import { API_V1, type RouteDeclaration, declareRoute } from '../routes/declare.ts';
 import type { Services } from '../services.ts';
-import type { ResponseDoc, RouteDeclaration, RouteDoc } from '../routes/types.ts';
 import { createHandler, deleteHandler, listHandler, queryHandler, replaceHandler, searchHandler, showHandler } from './handlers.ts';
 import { createdResponse, datasetId, listResponse, queryResponse, searchQuery, searchResponse, sheetQueryBody, uploadBody } from './schema.ts';
 
@@ -25,14 +26,20 @@ const json = (description: string, schema: z.ZodType): ResponseDoc => ({
 const doc = (fields: Omit<RouteDoc, 'tag' | 'auth'>): RouteDoc => ({ tag: 'Connected sheets', auth: 'key', ...fields });
 
 /** `verified`: an upload or SQL, which need a verified email (DECISIONS §5 "Email"); reads and deletes do not. */
-const route = (method: RouteDeclaration['method'], path: string, spec: RouteDoc, handler: (s: Services) => RequestHandler, { verified = false } = {}): RouteDeclaration => ({
-  method,
-  path,
-  style: 'flat',
-  queryToken: true,
-  doc: verified ? { ...spec, errors: [...spec.errors, ErrorCode.EMAIL_NOT_VERIFIED] } : spec,
-  handlers: (s) => [verified ? s.guards.requireVerifiedSheetKey : s.guards.requireSheetKey, s.guards.sheetCap, handler(s)],
-});
+const route = (method: RouteDeclaration['method'], path: string, spec: RouteDoc, handler: (s: Services) => RequestHandler, { verified = false } = {}): RouteDeclaration<Services> =>
+  declareRoute<Services>({
+    method,
+    visibility: 'public',
+    base: API_V1,
+    path,
+    // The dashboard's sheets page calls them behind its session.
+    alsoBehindSession: true,
+    style: 'flat',
+    queryToken: true,
+    doc: verified ? { ...spec, errors: [...spec.errors, ErrorCode.EMAIL_NOT_VERIFIED] } : spec,
+    guards: (s) => [verified ? s.guards.requireVerifiedSheetKey : s.guards.requireSheetKey, s.guards.sheetCap],
+    handler,
+  });
 const VERIFIED = { verified: true };
 
 // The runner's failures, passed through by `sqlFailure`, and a sheet that is not ready (403).
@@ -50,12 +57,12 @@ const SHEET_QUERY_ERRORS = [
 const upload = { contentType: 'multipart/form-data', schema: uploadBody };
 const UPLOAD_ERRORS = [ErrorCode.INVALID_INPUT, ErrorCode.UPLOAD_TOO_LARGE];
 
-export const datasetRoutes: readonly RouteDeclaration[] = [
+export const datasetRoutes: readonly RouteDeclaration<Services>[] = [
   route(
     'post',
-    '/api/v1/datasets',
+    '/datasets',
     doc({
-      path: '/api/v1/datasets',
+      path: '/datasets',
       operationId: 'createDataset',
       summary: 'Upload a CSV, TSV, JSON, NDJSON or Parquet file as a connected sheet',
       description: 'The file is ingested in the background; poll the sheet until its status is `ready`.',
@@ -68,9 +75,9 @@ export const datasetRoutes: readonly RouteDeclaration[] = [
   ),
   route(
     'get',
-    '/api/v1/datasets',
+    '/datasets',
     doc({
-      path: '/api/v1/datasets',
+      path: '/datasets',
       operationId: 'listDatasets',
       summary: 'List the caller\'s connected sheets',
       responses: { 200: json('The caller\'s sheets.', listResponse) },
@@ -80,9 +87,9 @@ export const datasetRoutes: readonly RouteDeclaration[] = [
   ),
   route(
     'get',
-    '/api/v1/datasets/:id',
+    '/datasets/:id',
     doc({
-      path: '/api/v1/datasets/{id}',
+      path: '/datasets/{id}',
       operationId: 'getDataset',
       summary: 'One connected sheet',
       params: datasetId,
@@ -93,9 +100,9 @@ export const datasetRoutes: readonly RouteDeclaration[] = [
   ),
   route(
     'put',
-    '/api/v1/datasets/:id/file',
+    '/datasets/:id/file',
     doc({
-      path: '/api/v1/datasets/{id}/file',
+      path: '/datasets/{id}/file',
       operationId: 'replaceDatasetFile',
       summary: 'Replace the file of a connected sheet',
       params: datasetId,
@@ -108,9 +115,9 @@ export const datasetRoutes: readonly RouteDeclaration[] = [
   ),
   route(
     'delete',
-    '/api/v1/datasets/:id',
+    '/datasets/:id',
     doc({
-      path: '/api/v1/datasets/{id}',
+      path: '/datasets/{id}',
       operationId: 'deleteDataset',
       summary: 'Delete a connected sheet',
       params: datasetId,
@@ -121,9 +128,9 @@ export const datasetRoutes: readonly RouteDeclaration[] = [
   ),
   route(
     'get',
-    '/api/v1/datasets/:id/search',
+    '/datasets/:id/search',
     doc({
-      path: '/api/v1/datasets/{id}/search',
+      path: '/datasets/{id}/search',
       operationId: 'searchDataset',
       summary: 'Search every column of a connected sheet without SQL',
       params: datasetId,
@@ -135,9 +142,9 @@ export const datasetRoutes: readonly RouteDeclaration[] = [
   ),
   route(
     'post',
-    '/api/v1/datasets/:id/query',
+    '/datasets/:id/query',
     doc({
-      path: '/api/v1/datasets/{id}/query',
+      path: '/datasets/{id}/query',
       operationId: 'queryDataset',
       summary: 'Run one SELECT against a connected sheet (its table is `sheet`)',
       params: datasetId,

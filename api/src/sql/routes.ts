@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { ErrorCode } from '../errors/codes.ts';
 import { contentRange, dailyCapHeaders, fileHeaders, fileRequestHeaders, resultHeaders } from '../openapi/headers.ts';
-import type { RouteDeclaration, RouteDoc } from '../routes/types.ts';
+import type { RouteDoc } from '../routes/types.ts';
+import { API_V1, type RouteDeclaration, declareRoute } from '../routes/declare.ts';
+import type { Services } from '../services.ts';
 import { fileQueryHandler, postQueryHandler } from './handlers.ts';
 import { queryBody, queryParams, queryResponse } from './schema.ts';
 
@@ -26,7 +28,7 @@ const RULES =
   'within 5 minutes is an uncharged re-read. Counts toward the 1,000-per-day export/SQL limit.';
 
 const postDoc: RouteDoc = {
-  path: '/api/v1/query',
+  path: '/query',
   operationId: 'runQuery',
   summary: 'Run one SELECT and get JSON',
   description: RULES,
@@ -45,7 +47,7 @@ function fileDoc(format: 'csv' | 'parquet'): RouteDoc {
   const file = { [mediaType]: z.string().meta({ format: 'binary' }) };
   const headers = { ...resultHeaders, ...fileHeaders, 'RateLimit-Remaining': dailyCapHeaders['RateLimit-Remaining'].optional() };
   return {
-    path: `/api/v1/query.${format}`,
+    path: `/query.${format}`,
     operationId: format === 'csv' ? 'queryCsv' : 'queryParquet',
     summary: `Run one SELECT and get ${format === 'csv' ? 'CSV with a header row' : 'a Parquet file'}`,
     description: `${RULES} DuckDB reads the URL directly: a HEAD, then range GETs, all of the same stored result.`,
@@ -66,31 +68,42 @@ function fileDoc(format: 'csv' | 'parquet'): RouteDoc {
 }
 
 /** SPEC: the SQL routes. Express answers HEAD with the GET handler; HEAD runs and charges like GET. */
-export const queryRoutes: readonly RouteDeclaration[] = [
-  {
+export const queryRoutes: readonly RouteDeclaration<Services>[] = [
+  declareRoute<Services>({
     method: 'post',
-    path: '/api/v1/query',
+    visibility: 'public',
+    base: API_V1,
+    path: '/query',
+    // The dashboard's SQL console runs it behind its session.
+    alsoBehindSession: true,
     style: 'flat',
     burstInHandler: true,
     doc: postDoc,
-    handlers: (s) => [s.guards.requireKey, postQueryHandler(s)],
-  },
-  {
+    guards: (s) => [s.guards.requireKey],
+    handler: (s) => postQueryHandler(s),
+  }),
+  declareRoute<Services>({
     method: 'get',
-    path: '/api/v1/query.csv',
+    visibility: 'public',
+    base: API_V1,
+    path: '/query.csv',
     style: 'flat',
     burstInHandler: true,
     queryToken: true,
     doc: fileDoc('csv'),
-    handlers: (s) => [s.guards.requireKey, fileQueryHandler(s, 'csv')],
-  },
-  {
+    guards: (s) => [s.guards.requireKey],
+    handler: (s) => fileQueryHandler(s, 'csv'),
+  }),
+  declareRoute<Services>({
     method: 'get',
-    path: '/api/v1/query.parquet',
+    visibility: 'public',
+    base: API_V1,
+    path: '/query.parquet',
     style: 'flat',
     burstInHandler: true,
     queryToken: true,
     doc: fileDoc('parquet'),
-    handlers: (s) => [s.guards.requireKey, fileQueryHandler(s, 'parquet')],
-  },
+    guards: (s) => [s.guards.requireKey],
+    handler: (s) => fileQueryHandler(s, 'parquet'),
+  }),
 ];

@@ -1,11 +1,13 @@
 import { optionalCreditHeaders } from '../openapi/headers.ts';
-import type { RouteDeclaration } from '../routes/types.ts';
+import { type RouteDeclaration, declareRoute } from '../routes/declare.ts';
+import type { Services } from '../services.ts';
 import { usageHandler } from './handler.ts';
 import { usageResponse } from './schema.ts';
 
-export const usageRoutes: readonly RouteDeclaration[] = [
-  {
+export const usageRoutes: readonly RouteDeclaration<Services>[] = [
+  declareRoute<Services>({
     method: 'get',
+    visibility: 'public',
     path: '/api/v1/auth/usage',
     style: 'flat',
     doc: {
@@ -26,6 +28,6 @@ export const usageRoutes: readonly RouteDeclaration[] = [
       },
       errors: [],
     },
-    handlers: (s) => [usageHandler(s)],
-  },
+    handler: (s) => usageHandler(s),
+  }),
 ];

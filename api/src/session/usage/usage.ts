@@ -6,8 +6,10 @@
  * between the buckets and the lease, see billing/leases.ts).
  */
 import type { Db } from '../../db/index.ts';
-import { dailyCapRemaining } from '../../middleware/daily-cap/index.ts';
-import type { Services } from '../../services.ts';
+import { type DailyCapOptions, dailyCapRemaining } from '../../middleware/daily-cap/index.ts';
+import type { AccountStore } from '../../accounts/store.ts';
+import type { Billing } from '../../billing/index.ts';
+import type { Limits } from '../../limits.ts';
 import type { UsageSummary } from './usage-schema.ts';
 
 export const LEDGER_PAGE_SIZE = 20;
@@ -26,8 +28,17 @@ export function nextMonthlyReset(now: Date): string {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
 }
 
-export async function usageSummary(services: Services, accountId: string, now = new Date()): Promise<UsageSummary> {
-  const { accounts, billing, guards, limits } = services;
+/** What the usage figures are read from. */
+export interface UsageDeps {
+  readonly db: Db;
+  readonly accounts: AccountStore;
+  readonly billing: Pick<Billing, 'readout'>;
+  readonly limits: Limits;
+  readonly guards: { readonly exportCapOptions: DailyCapOptions; readonly sheetCapOptions: DailyCapOptions };
+}
+
+export async function usageSummary(deps: UsageDeps, accountId: string, now = new Date()): Promise<UsageSummary> {
+  const { accounts, billing, guards, limits } = deps;
   const account = await accounts.mustGet(accountId);
   // DECISIONS §3 "One balance": the same readout as X-Credits-Remaining and admin `account show`.
   const balance = await billing.readout(accountId);
@@ -43,7 +54,7 @@ export async function usageSummary(services: Services, accountId: string, now = 
       export_sql: { used: limits.exportDaily - exportLeft, limit: limits.exportDaily },
       sheets: { used: limits.sheetDaily - sheetLeft, limit: limits.sheetDaily },
     },
-    spend_by_day: await spendByDay(services.db, accountId, now),
+    spend_by_day: await spendByDay(deps.db, accountId, now),
   };
 }
 
