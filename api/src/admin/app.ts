@@ -12,7 +12,7 @@ import { mountInternalRoutes } from '../routes/mount.ts';
 import { ADMIN_ROUTES } from '../routes/table.ts';
 import type { Services } from '../services.ts';
 
-export { adminSchemas, showAccount } from './routes.ts';
+export { adminSchemas, showAccount } from './accounts.ts';
 
 function bearer(token: string): RequestHandler {
   const expected = Buffer.from(`Bearer ${token}`);

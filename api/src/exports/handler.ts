@@ -8,19 +8,35 @@
  * the broken ones delivered stay under half the file (rule 8).
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { deliverCharged, type Delivery, exportWindow, type Payer, setCreditHeaders } from '../billing/index.ts';
+import type { ObjectStore } from '@uda/shared/object-store';
+import { type Billing, deliverCharged, type Delivery, exportWindow, type Payer, setCreditHeaders } from '../billing/index.ts';
 import { EXPORT_WINDOW_MS, exportPriceMicro } from '../prices.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { consumeDailyCap, dailyCapRemaining } from '../middleware/daily-cap/index.ts';
 import { sendObject, wouldSendBody } from '../objects/send-object.ts';
-import type { Services } from '../services.ts';
+import type { Metrics } from '../metrics.ts';
+import type { Guards } from '../middleware/guards.ts';
+import type { DownloadCounts } from '../objects/download-counts.ts';
+import type { ObjectCache } from '../objects/object-cache.ts';
+import type { Manifests } from '../sql/export-version.ts';
 import { sqlCallerOf } from '../sql/settle.ts';
 import { inputOf } from '../routes/validate.ts';
 import { resolveExport, type ResolvedExport } from './resolve.ts';
 import { exportPath, exportQuery } from './schema.ts';
 
-export function exportHandler(services: Services): RequestHandler {
+/** What serving an export file uses. */
+export interface ExportHandlerDeps {
+  readonly manifests: Manifests;
+  readonly store: ObjectStore;
+  readonly objectCache: ObjectCache;
+  readonly downloads: DownloadCounts;
+  readonly metrics: Pick<Metrics, 'exportBytes'>;
+  readonly billing: Pick<Billing, 'balance' | 'deliverWindow'>;
+  readonly guards: Pick<Guards, 'exportCapOptions'>;
+}
+
+export function exportHandler(services: ExportHandlerDeps): RequestHandler {
   return async function getExport(req, res) {
     const { name } = inputOf(req, exportPath);
     const target = await resolveExport(services.manifests, { name, ...inputOf(req, exportQuery) });
@@ -57,7 +73,7 @@ export function exportHandler(services: Services): RequestHandler {
 }
 
 /** Charges a download that carries bytes when its window is not paid yet (402 before any byte). */
-async function bill(services: Services, req: Request, res: Response, payer: Payer, target: ResolvedExport, sizeBytes: number, carriesBytes: boolean): Promise<Delivery | undefined> {
+async function bill(services: ExportHandlerDeps, req: Request, res: Response, payer: Payer, target: ResolvedExport, sizeBytes: number, carriesBytes: boolean): Promise<Delivery | undefined> {
   const capOptions = services.guards.exportCapOptions;
   if (!carriesBytes) {
     setCreditHeaders(res, { chargedMicro: 0, balanceMicro: await services.billing.balance(payer.accountId) });

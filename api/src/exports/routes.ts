@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { ErrorCode } from '../errors/codes.ts';
 import { contentRange, creditHeaders, fileHeaders, fileRequestHeaders } from '../openapi/headers.ts';
 import { type RouteDeclaration, declareRoute } from '../routes/declare.ts';
-import type { Services } from '../services.ts';
-import { exportHandler } from './handler.ts';
+import type { Guards } from '../middleware/guards.ts';
+import { type ExportHandlerDeps, exportHandler } from './handler.ts';
 import { exportPath, exportQuery } from './schema.ts';
 
 const file = {
@@ -21,9 +21,12 @@ const headers = {
   'RateLimit-Remaining': z.string().regex(/^\d+$/).describe('Export/SQL requests left today.'),
 };
 
+/** What the export route uses. */
+export type ExportDeps = ExportHandlerDeps & { readonly guards: Pick<Guards, 'requireKey'> };
+
 /** SPEC export routes: the three bulk files and `/{source}`, one handler; HEAD via Express's GET. */
-export const exportRoutes: readonly RouteDeclaration<Services>[] = [
-  declareRoute<Services>({
+export const exportRoutes: readonly RouteDeclaration<ExportDeps>[] = [
+  declareRoute<ExportDeps>({
     method: 'get',
     visibility: 'public',
     path: '/api/v1/export/:name',

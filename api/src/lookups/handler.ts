@@ -4,14 +4,13 @@
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { findSource } from '@uda/shared/catalog';
-import type { Payer } from '../billing/index.ts';
+import type { Billing, Payer } from '../billing/index.ts';
 import { priceMicro } from '../prices.ts';
 import { DEFAULT_LIMIT, MAX_LIMIT, decodeKeywords } from './input.ts';
-import { articleLookup, lookup } from './lookup.ts';
+import { articleLookup, lookup, type LookupServices } from './lookup.ts';
 import { lookupEnvelopeJson, settleLookup } from './settle.ts';
 import type { LookupOutcome } from './types.ts';
 import { callerOf } from '../request-context.ts';
-import type { Services } from '../services.ts';
 import { sendJson } from '../routes/send-json.ts';
 import { inputOf } from '../routes/validate.ts';
 import { lookupEnvelope, lookupQuery } from './schema.ts';
@@ -36,12 +35,15 @@ function sourceName(raw: string): string {
 }
 
 /** The shape is checked before the charge, so a caller is never billed for an answer we then fail to send. */
-async function answer(services: Services, req: Request, res: Response, outcome: LookupOutcome): Promise<void> {
+/** What the lookup routes' handlers use: the lookup's services and billing. */
+export type LookupHandlerDeps = LookupServices & { readonly billing: Billing };
+
+async function answer(services: LookupHandlerDeps, req: Request, res: Response, outcome: LookupOutcome): Promise<void> {
   lookupEnvelope.shape.data.parse(outcome.data);
   sendJson(req, res, lookupEnvelopeJson(await settleLookup(services.billing, req, res, outcome)));
 }
 
-export function keywordLookupHandler(services: Services): RequestHandler {
+export function keywordLookupHandler(services: LookupHandlerDeps): RequestHandler {
   return async function keywordLookup(req, res) {
     const [rawSource, rawKeywords] = segments(req);
     const request = { source: sourceName(rawSource), keywords: decodeKeywords(rawKeywords), limit: inputOf(req, lookupQuery).limit };
@@ -50,7 +52,7 @@ export function keywordLookupHandler(services: Services): RequestHandler {
   };
 }
 
-export function articleLookupHandler(services: Services): RequestHandler {
+export function articleLookupHandler(services: LookupHandlerDeps): RequestHandler {
   return async function wikipediaArticle(req, res) {
     const rest = req.path.slice('/https:/'.length).replace(/^\/+/, '');
     const outcome = await articleLookup(services, callerOf(req), `https://${rest}`);

@@ -5,9 +5,10 @@ import { MAX_KEYWORDS_CHARS } from './input.ts';
 import { optionalAnonymousLimitHeaders, optionalCreditHeaders } from '../openapi/headers.ts';
 import type { RouteDoc } from '../routes/types.ts';
 import { type RouteDeclaration, declareRoute } from '../routes/declare.ts';
-import type { Services } from '../services.ts';
+import type { LimiterBackend } from '../limiter/types.ts';
+import type { Guards } from '../middleware/guards.ts';
 import { holdCredit } from '../billing/index.ts';
-import { ARTICLE_PATH, KEYWORD_PATH, articleLookupHandler, articleLookupMaxCost, keywordLookupHandler, keywordLookupMaxCost } from './handler.ts';
+import { ARTICLE_PATH, KEYWORD_PATH, type LookupHandlerDeps, articleLookupHandler, articleLookupMaxCost, keywordLookupHandler, keywordLookupMaxCost } from './handler.ts';
 import { lookupEnvelope, lookupQuery } from './schema.ts';
 
 const LOOKUP_ERRORS = [
@@ -70,13 +71,16 @@ const articleDoc: RouteDoc = {
   head: true,
 };
 
+/** What the lookup routes use: their handlers' services, the anonymous allowance and the credit hold. */
+export type LookupDeps = LookupHandlerDeps & { readonly guards: Pick<Guards, 'anonymousLimit'>; readonly limiterBackend: LimiterBackend };
+
 /**
  * SPEC "GET /{source}/{keywords}" and "GET /https:/{wikipediaUrl}": anonymous allowance (only 2xx
  * count), up-front 402 at zero balance (with the credit hold, in the same Redis call), `token` accepted. Their paths match raw two-segment paths
  * outside `/api/` and `/mcp/`, so longer unknown paths still answer the plain 404.
  */
-export const lookupRoutes: readonly RouteDeclaration<Services>[] = [
-  declareRoute<Services>({
+export const lookupRoutes: readonly RouteDeclaration<LookupDeps>[] = [
+  declareRoute<LookupDeps>({
     method: 'get',
     visibility: 'public',
     path: ARTICLE_PATH,
@@ -87,7 +91,7 @@ export const lookupRoutes: readonly RouteDeclaration<Services>[] = [
     guards: (s) => [s.guards.anonymousLimit, holdCredit({ billing: s.billing, backend: s.limiterBackend, maxCostOf: articleLookupMaxCost })],
     handler: (s) => articleLookupHandler(s),
   }),
-  declareRoute<Services>({
+  declareRoute<LookupDeps>({
     method: 'get',
     visibility: 'public',
     path: KEYWORD_PATH,

@@ -10,7 +10,7 @@ import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { giveBack, takeAllowance } from '../middleware/anonymous-limit/index.ts';
 import { callerOf } from '../request-context.ts';
-import type { Services } from '../services.ts';
+import type { McpDeps } from './tool-context.ts';
 
 /** Tools that return data and so draw on the allowance; `list_sources` is free and static. */
 export const COUNTED_TOOLS: ReadonlySet<string> = new Set(['search_service', 'run_sql']);
@@ -35,7 +35,7 @@ export function isCountedCall(message: unknown): boolean {
 }
 
 /** Takes one call's point of an anonymous caller's allowance; throws the limit's 429 when it is spent. */
-export async function takeCallAllowance({ counters, limits }: Pick<Services, 'counters' | 'limits'>, req: Request, res: Response): Promise<void> {
+export async function takeCallAllowance({ counters, limits }: Pick<McpDeps, 'counters' | 'limits'>, req: Request, res: Response): Promise<void> {
   const caller = callerOf(req);
   if (caller.kind !== 'anonymous') return;
   const points = limits.anonymous.points;

@@ -9,7 +9,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError } from '../errors/api-error.ts';
 import { countAnotherRequest } from '../middleware/burst-limit/index.ts';
 import { applyGuards } from '../middleware/counters/index.ts';
-import type { Services } from '../services.ts';
+import type { McpDeps } from './tool-context.ts';
 import { isCountedCall, takeCallAllowance } from './allowance.ts';
 import { limitFailure } from './tool-errors.ts';
 
@@ -28,7 +28,7 @@ export interface Admission {
   readonly refused: { readonly message: unknown; readonly error: ApiError }[];
 }
 
-export async function admitCalls(services: Services, req: Request, res: Response, messages: readonly unknown[]): Promise<Admission> {
+export async function admitCalls(services: McpDeps, req: Request, res: Response, messages: readonly unknown[]): Promise<Admission> {
   const admission: Admission = { admitted: [], refused: [] };
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i];
@@ -40,7 +40,7 @@ export async function admitCalls(services: Services, req: Request, res: Response
 }
 
 /** The limit that refuses this message, if one does. The first message's burst count came with the request's. */
-async function limitOf(services: Services, req: Request, res: Response, message: unknown, first: boolean): Promise<ApiError | undefined> {
+async function limitOf(services: McpDeps, req: Request, res: Response, message: unknown, first: boolean): Promise<ApiError | undefined> {
   try {
     if (!first) {
       countAnotherRequest(req);

@@ -7,14 +7,14 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Services } from '../services.ts';
+import type { McpDeps } from './tool-context.ts';
 import { type Admission, MAX_BATCH_CALLS, admitCalls, batchTooLarge, refusalAnswer } from './batch.ts';
 import { buildMcpServer } from './tools.ts';
 
 /** The request headers the SDK's transport reads; the body is handed over already parsed. */
 const FORWARDED_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id'];
 
-export function mcpPostHandler(services: Services): RequestHandler {
+export function mcpPostHandler(services: McpDeps): RequestHandler {
   return async function mcpPost(req, res) {
     const batch = Array.isArray(req.body);
     const messages: unknown[] = batch ? (req.body as unknown[]) : [req.body];
@@ -31,7 +31,7 @@ export function mcpPostHandler(services: Services): RequestHandler {
   };
 }
 
-async function answerAdmitted(services: Services, req: Request, res: Response, parsedBody: unknown): Promise<globalThis.Response> {
+async function answerAdmitted(services: McpDeps, req: Request, res: Response, parsedBody: unknown): Promise<globalThis.Response> {
   const server = buildMcpServer({ services, req, res });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   try {

@@ -5,7 +5,7 @@ import { ErrorCode } from '../errors/codes.ts';
 import { optionalAnonymousLimitHeaders, optionalCreditHeaders } from '../openapi/headers.ts';
 import type { RouteDoc } from '../routes/types.ts';
 import { type RouteDeclaration, declareRoute } from '../routes/declare.ts';
-import type { Services } from '../services.ts';
+import type { McpDeps } from './tool-context.ts';
 import { MAX_BATCH_CALLS } from './batch.ts';
 import { mcpPostHandler } from './handler.ts';
 
@@ -61,8 +61,8 @@ const refusedDoc = (method: 'get' | 'delete'): RouteDoc => ({
  * SPEC "POST /mcp": never an authentication error (an invalid key is the anonymous allowance), key by
  * header or `token`, the same 429 bodies as REST. Credit is checked per tool call by the meter.
  */
-export const mcpRoutes: readonly RouteDeclaration<Services>[] = [
-  declareRoute<Services>({
+export const mcpRoutes: readonly RouteDeclaration<McpDeps>[] = [
+  declareRoute<McpDeps>({
     method: 'post',
     visibility: 'public',
     path: '/mcp',
@@ -71,6 +71,6 @@ export const mcpRoutes: readonly RouteDeclaration<Services>[] = [
     doc: postDoc,
     handler: (s) => mcpPostHandler(s),
   }),
-  declareRoute<Services>({ method: 'get', visibility: 'public', path: '/mcp', style: 'plain', doc: refusedDoc('get'), handler: () => methodNotAllowed }),
-  declareRoute<Services>({ method: 'delete', visibility: 'public', path: '/mcp', style: 'plain', doc: refusedDoc('delete'), handler: () => methodNotAllowed }),
+  declareRoute<McpDeps>({ method: 'get', visibility: 'public', path: '/mcp', style: 'plain', doc: refusedDoc('get'), handler: () => methodNotAllowed }),
+  declareRoute<McpDeps>({ method: 'delete', visibility: 'public', path: '/mcp', style: 'plain', doc: refusedDoc('delete'), handler: () => methodNotAllowed }),
 ];

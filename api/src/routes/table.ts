@@ -16,20 +16,21 @@
  * | `/admin/*` (admin port) | internal | `admin/routes.ts` |
  */
 import { type AdminDeps, ADMIN_OWN_ROUTES } from '../admin/routes.ts';
-import { exportRoutes } from '../exports/routes.ts';
-import { lookupRoutes } from '../lookups/routes.ts';
+import { type ExportDeps, exportRoutes } from '../exports/routes.ts';
+import { type LookupDeps, lookupRoutes } from '../lookups/routes.ts';
 import { mcpRoutes } from '../mcp/routes.ts';
+import type { McpDeps } from '../mcp/tool-context.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { docsRoutes } from '../openapi/routes.ts';
-import type { Services } from '../services.ts';
 import { type SessionRouteDeps, SESSION_OWN_ROUTES } from '../session/routes.ts';
-import { datasetRoutes } from '../sheets/routes.ts';
-import { queryRoutes } from '../sql/routes.ts';
+import { type SheetDeps, datasetRoutes } from '../sheets/routes.ts';
+import { type SqlDeps, queryRoutes } from '../sql/routes.ts';
+import type { UsageHandlerDeps } from '../usage/handler.ts';
 import { usageRoutes } from '../usage/routes.ts';
 import { type RouteDeclaration, type Visibility, behindSession, resolveRoute } from './declare.ts';
 
-/** Everything the routes of the table use: the services satisfy it (`app.ts`). */
-export type RouteDeps = Services & SessionRouteDeps & AdminDeps;
+/** Everything the routes of the table use, each feature naming its own part: the services satisfy it (`app.ts`). */
+export type RouteDeps = SqlDeps & ExportDeps & UsageHandlerDeps & McpDeps & SheetDeps & LookupDeps & SessionRouteDeps & AdminDeps;
 
 /** The one table, in mounting order: within a visibility the first matching route answers. */
 export const ROUTES: readonly RouteDeclaration<RouteDeps>[] = [

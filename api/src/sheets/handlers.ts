@@ -7,9 +7,9 @@ import type { z } from 'zod';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { callerOf } from '../request-context.ts';
-import type { Services } from '../services.ts';
-import { createSheet, deleteSheet, ownedSheet, replaceSheetFile, sheetQuotaOf } from './lifecycle.ts';
-import { querySheet, searchSheet } from './query.ts';
+import type { ApiConfig } from '../config.ts';
+import { createSheet, deleteSheet, ownedSheet, replaceSheetFile, type SheetWriteDeps, sheetQuotaOf } from './lifecycle.ts';
+import { querySheet, type SheetQueryDeps, searchSheet } from './query.ts';
 import { datasetRecordSchema, toRecord } from './record.ts';
 import { listDatasets } from './store.ts';
 import { receiveUpload, type ReceivedUpload } from './upload.ts';
@@ -31,7 +31,12 @@ function uploadFieldsOf(fields: unknown): z.infer<typeof uploadFields> {
 
 const idOf = (req: Request) => inputOf(req, datasetId).id;
 
-async function withUpload<T>(req: Request, services: Services, work: (upload: ReceivedUpload & { file: NonNullable<ReceivedUpload['file']> }) => Promise<T>): Promise<T> {
+/** What the sheet handlers use: the sheets' store and table, the runners for their SQL, the upload cap. */
+export interface SheetHandlerDeps extends SheetWriteDeps, SheetQueryDeps {
+  readonly config: Pick<ApiConfig, 'SHEETS_MAX_UPLOAD_MB'>;
+}
+
+async function withUpload<T>(req: Request, services: Pick<SheetHandlerDeps, 'config'>, work: (upload: ReceivedUpload & { file: NonNullable<ReceivedUpload['file']> }) => Promise<T>): Promise<T> {
   const upload = await receiveUpload(req, services.config.SHEETS_MAX_UPLOAD_MB * 1024 * 1024);
   try {
     if (!upload.file) throw new ApiError(ErrorCode.INVALID_INPUT, { message: 'Include the file as a multipart part named "file".' });
@@ -41,7 +46,7 @@ async function withUpload<T>(req: Request, services: Services, work: (upload: Re
   }
 }
 
-export function createHandler(services: Services): RequestHandler {
+export function createHandler(services: SheetHandlerDeps): RequestHandler {
   return async function createDataset(req, res) {
     const accountId = accountOf(req);
     const row = await withUpload(req, services, ({ fields, file }) => createSheet(services, accountId, { file, ...uploadFieldsOf(fields) }));
@@ -49,7 +54,7 @@ export function createHandler(services: Services): RequestHandler {
   };
 }
 
-export function replaceHandler(services: Services): RequestHandler {
+export function replaceHandler(services: SheetHandlerDeps): RequestHandler {
   return async function replaceDatasetFile(req, res) {
     const accountId = accountOf(req);
     const row = await withUpload(req, services, ({ file }) => replaceSheetFile(services, accountId, idOf(req), file));
@@ -57,7 +62,7 @@ export function replaceHandler(services: Services): RequestHandler {
   };
 }
 
-export function listHandler(services: Services): RequestHandler {
+export function listHandler(services: SheetHandlerDeps): RequestHandler {
   return async function listDatasetsRoute(req, res) {
     const accountId = accountOf(req);
     const [rows, { quota, usage }] = await Promise.all([listDatasets(services.db, accountId), sheetQuotaOf(services, accountId)]);
@@ -66,20 +71,20 @@ export function listHandler(services: Services): RequestHandler {
   };
 }
 
-export function showHandler(services: Services): RequestHandler {
+export function showHandler(services: SheetHandlerDeps): RequestHandler {
   return async function showDataset(req, res) {
     res.json(datasetRecordSchema.parse(toRecord(await ownedSheet(services, accountOf(req), idOf(req)))));
   };
 }
 
-export function deleteHandler(services: Services): RequestHandler {
+export function deleteHandler(services: SheetHandlerDeps): RequestHandler {
   return async function deleteDataset(req, res) {
     await deleteSheet(services, accountOf(req), idOf(req));
     res.status(204).end();
   };
 }
 
-export function searchHandler(services: Services): RequestHandler {
+export function searchHandler(services: SheetHandlerDeps): RequestHandler {
   return async function searchDataset(req, res) {
     const accountId = accountOf(req);
     const { q } = inputOf(req, searchQuery);
@@ -88,7 +93,7 @@ export function searchHandler(services: Services): RequestHandler {
   };
 }
 
-export function queryHandler(services: Services): RequestHandler {
+export function queryHandler(services: SheetHandlerDeps): RequestHandler {
   return async function queryDataset(req, res) {
     const caller = callerOf(req);
     if (caller.kind !== 'account') throw new ApiError(ErrorCode.SHEET_AUTH_REQUIRED);

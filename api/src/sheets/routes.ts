@@ -10,8 +10,8 @@ import { ErrorCode } from '../errors/codes.ts';
 import { dailyCapHeaders } from '../openapi/headers.ts';
 import type { ResponseDoc, RouteDoc } from '../routes/types.ts';
 import { API_V1, type RouteDeclaration, declareRoute } from '../routes/declare.ts';
-import type { Services } from '../services.ts';
-import { createHandler, deleteHandler, listHandler, queryHandler, replaceHandler, searchHandler, showHandler } from './handlers.ts';
+import type { Guards } from '../middleware/guards.ts';
+import { type SheetHandlerDeps, createHandler, deleteHandler, listHandler, queryHandler, replaceHandler, searchHandler, showHandler } from './handlers.ts';
 import { createdResponse, datasetId, listResponse, queryResponse, searchQuery, searchResponse, sheetQueryBody, uploadBody } from './schema.ts';
 
 const COMMON_ERRORS = [ErrorCode.SHEET_AUTH_REQUIRED, ErrorCode.SHEET_LIMIT_EXCEEDED];
@@ -25,9 +25,12 @@ const json = (description: string, schema: z.ZodType): ResponseDoc => ({
 
 const doc = (fields: Omit<RouteDoc, 'tag' | 'auth'>): RouteDoc => ({ tag: 'Connected sheets', auth: 'key', ...fields });
 
+/** What the sheet routes use: their handlers' services, the key requirements and the daily sheet cap. */
+export type SheetDeps = SheetHandlerDeps & { readonly guards: Pick<Guards, 'requireSheetKey' | 'requireVerifiedSheetKey' | 'sheetCap'> };
+
 /** `verified`: an upload or SQL, which need a verified email (DECISIONS §5 "Email"); reads and deletes do not. */
-const route = (method: RouteDeclaration['method'], path: string, spec: RouteDoc, handler: (s: Services) => RequestHandler, { verified = false } = {}): RouteDeclaration<Services> =>
-  declareRoute<Services>({
+const route = (method: RouteDeclaration['method'], path: string, spec: RouteDoc, handler: (s: SheetHandlerDeps) => RequestHandler, { verified = false } = {}): RouteDeclaration<SheetDeps> =>
+  declareRoute<SheetDeps>({
     method,
     visibility: 'public',
     base: API_V1,
@@ -57,7 +60,7 @@ const SHEET_QUERY_ERRORS = [
 const upload = { contentType: 'multipart/form-data', schema: uploadBody };
 const UPLOAD_ERRORS = [ErrorCode.INVALID_INPUT, ErrorCode.UPLOAD_TOO_LARGE];
 
-export const datasetRoutes: readonly RouteDeclaration<Services>[] = [
+export const datasetRoutes: readonly RouteDeclaration<SheetDeps>[] = [
   route(
     'post',
     '/datasets',

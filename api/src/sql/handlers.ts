@@ -9,18 +9,25 @@ import { deliverCharged, setCreditHeaders } from '../billing/index.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { sendObject } from '../objects/send-object.ts';
-import type { Services } from '../services.ts';
+import type { Metrics } from '../metrics.ts';
+import type { ObjectCache } from '../objects/object-cache.ts';
 import { sqlResultJson } from './result-json.ts';
-import { runSql } from './run-sql.ts';
+import { runSql, type SqlServices } from './run-sql.ts';
 import { backendUnavailable } from './runner-errors.ts';
 import { inputOf } from '../routes/validate.ts';
 import { datasetList, queryBody, queryParams } from './schema.ts';
-import { deliverSql, sqlCallerOf, sqlHooks } from './settle.ts';
+import { deliverSql, type SqlBillingDeps, sqlCallerOf, sqlHooks } from './settle.ts';
 
 const CONTENT_TYPES = { csv: 'text/csv; charset=utf-8', parquet: 'application/vnd.apache.parquet' } as const;
 
+/** What the SQL handlers use: running the query, its limits and billing. */
+export type SqlHandlerDeps = SqlServices & SqlBillingDeps;
+
+/** What a file result's answer also uses: the pod's object cache and the bytes counter. */
+export type SqlFileDeps = SqlHandlerDeps & { readonly objectCache: ObjectCache; readonly metrics: Pick<Metrics, 'exportBytes'> };
+
 /** POST /api/v1/query */
-export function postQueryHandler(services: Services): RequestHandler {
+export function postQueryHandler(services: SqlHandlerDeps): RequestHandler {
   return async function postQuery(req, res) {
     const body = inputOf(req, queryBody);
     const datasetIds = (body.datasetIds ?? []).map(String);
@@ -33,7 +40,7 @@ export function postQueryHandler(services: Services): RequestHandler {
 }
 
 /** GET and HEAD /api/v1/query.csv and /api/v1/query.parquet: a static-file answer of the stored result. */
-export function fileQueryHandler(services: Services, format: Exclude<ResultFormat, 'json'>): RequestHandler {
+export function fileQueryHandler(services: SqlFileDeps, format: Exclude<ResultFormat, 'json'>): RequestHandler {
   return async function getQueryFile(req, res) {
     const params = inputOf(req, queryParams);
     const result = await runSql(services, sqlCallerOf(req), { sql: params.sql, datasetIds: datasetList(params.datasets), format }, sqlHooks(services, req, res));

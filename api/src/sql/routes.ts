@@ -3,8 +3,8 @@ import { ErrorCode } from '../errors/codes.ts';
 import { contentRange, dailyCapHeaders, fileHeaders, fileRequestHeaders, resultHeaders } from '../openapi/headers.ts';
 import type { RouteDoc } from '../routes/types.ts';
 import { API_V1, type RouteDeclaration, declareRoute } from '../routes/declare.ts';
-import type { Services } from '../services.ts';
-import { fileQueryHandler, postQueryHandler } from './handlers.ts';
+import type { Guards } from '../middleware/guards.ts';
+import { type SqlFileDeps, fileQueryHandler, postQueryHandler } from './handlers.ts';
 import { queryBody, queryParams, queryResponse } from './schema.ts';
 
 const SQL_ERRORS = [
@@ -67,9 +67,12 @@ function fileDoc(format: 'csv' | 'parquet'): RouteDoc {
   };
 }
 
+/** What the SQL routes use. */
+export type SqlDeps = SqlFileDeps & { readonly guards: Pick<Guards, 'requireKey'> };
+
 /** SPEC: the SQL routes. Express answers HEAD with the GET handler; HEAD runs and charges like GET. */
-export const queryRoutes: readonly RouteDeclaration<Services>[] = [
-  declareRoute<Services>({
+export const queryRoutes: readonly RouteDeclaration<SqlDeps>[] = [
+  declareRoute<SqlDeps>({
     method: 'post',
     visibility: 'public',
     base: API_V1,
@@ -82,7 +85,7 @@ export const queryRoutes: readonly RouteDeclaration<Services>[] = [
     guards: (s) => [s.guards.requireKey],
     handler: (s) => postQueryHandler(s),
   }),
-  declareRoute<Services>({
+  declareRoute<SqlDeps>({
     method: 'get',
     visibility: 'public',
     base: API_V1,
@@ -94,7 +97,7 @@ export const queryRoutes: readonly RouteDeclaration<Services>[] = [
     guards: (s) => [s.guards.requireKey],
     handler: (s) => fileQueryHandler(s, 'csv'),
   }),
-  declareRoute<Services>({
+  declareRoute<SqlDeps>({
     method: 'get',
     visibility: 'public',
     base: API_V1,

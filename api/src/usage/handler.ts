@@ -3,7 +3,9 @@ import { formatUsd } from '../money.ts';
 import { dailyCapRemaining } from '../middleware/daily-cap/index.ts';
 import { remainingOf } from '../quota.ts';
 import { callerOf } from '../request-context.ts';
-import type { Services } from '../services.ts';
+import type { Billing } from '../billing/index.ts';
+import type { Limits } from '../limits.ts';
+import type { Counters, Guards } from '../middleware/guards.ts';
 import { type UsageResponse, usageResponse } from './schema.ts';
 
 /**
@@ -11,8 +13,15 @@ import { type UsageResponse, usageResponse } from './schema.ts';
  * allowance of their IP; authenticated ones the export/SQL daily cap. It counts toward neither.
  * The credit balance goes in X-Credits-Remaining, not the body.
  */
-export function usageHandler(services: Services): RequestHandler {
-  const { counters, limits, billing, guards } = services;
+export interface UsageHandlerDeps {
+  readonly counters: Pick<Counters, 'anonymous'>;
+  readonly limits: Limits;
+  readonly billing: Pick<Billing, 'balance'>;
+  readonly guards: Pick<Guards, 'exportCapOptions'>;
+}
+
+export function usageHandler(deps: UsageHandlerDeps): RequestHandler {
+  const { counters, limits, billing, guards } = deps;
   return async function getUsage(req, res) {
     const caller = callerOf(req);
     let body: UsageResponse;

@@ -1,11 +1,10 @@
 import { optionalCreditHeaders } from '../openapi/headers.ts';
 import { type RouteDeclaration, declareRoute } from '../routes/declare.ts';
-import type { Services } from '../services.ts';
-import { usageHandler } from './handler.ts';
+import { type UsageHandlerDeps, usageHandler } from './handler.ts';
 import { usageResponse } from './schema.ts';
 
-export const usageRoutes: readonly RouteDeclaration<Services>[] = [
-  declareRoute<Services>({
+export const usageRoutes: readonly RouteDeclaration<UsageHandlerDeps>[] = [
+  declareRoute<UsageHandlerDeps>({
     method: 'get',
     visibility: 'public',
     path: '/api/v1/auth/usage',
