@@ -6,14 +6,15 @@ import { CODE_FOLDERS, boundaries } from './eslint/boundaries.js';
 /**
  * STYLE: every code folder (the workspaces, and `scripts`, `load-tests`, `test`) reaches another
  * only through a declared package export (`@uda/shared/catalog` listed in shared/package.json
- * `exports`), never by a relative path out of its own folder; and no module graph has a cycle,
- * type-only imports included. The rules are local (eslint/boundaries.js): import-x's no-cycle
- * ignores `import type` edges.
+ * `exports`), never by a relative path out of its own folder; no module graph has a cycle,
+ * type-only imports included; and only main.ts, the app factories, tests and benchmarks import
+ * the api's composition root (`api/src/services.ts`). The rules are local (eslint/boundaries.js):
+ * import-x's no-cycle ignores `import type` edges.
  */
 const packageBoundaries = {
   files: CODE_FOLDERS.map((folder) => `${folder}/**/*.{ts,js,mjs}`),
   plugins: { boundaries },
-  rules: { 'boundaries/workspace-imports': 'error', 'boundaries/no-cycle': 'error', 'boundaries/folder-doors': 'error' },
+  rules: { 'boundaries/workspace-imports': 'error', 'boundaries/no-cycle': 'error', 'boundaries/folder-doors': 'error', 'boundaries/composition-root': 'error' },
 };
 
 export default tseslint.config(
