@@ -14,7 +14,7 @@ import { clientIp } from '../../request-context.ts';
 import { type RouteDeclaration, declareRoute } from '../../routes/declare.ts';
 import { inputOf } from '../../routes/validate.ts';
 import { sessionOf } from '../middleware.ts';
-import { SESSION_ERRORS, sessionDoc } from '../route.ts';
+import { SESSION_ERRORS, sessionDoc } from '../declare.ts';
 import { credentialsBody, doneAnswer, emailAnswer, type EmailAnswer, forgotBody, resetBody, sessionAnswer, type SessionAnswer, signedInAnswer, type SignedInAnswer, signinBody, verifyBody } from '../schemas.ts';
 import type { Session, SessionStore } from '../store.ts';
 import { signIn, signUp } from './auth.ts';

@@ -4,7 +4,7 @@ import type { KeyStore } from '../../keys/store.ts';
 import { type RouteDeclaration, declareRoute } from '../../routes/declare.ts';
 import { inputOf } from '../../routes/validate.ts';
 import { sessionOf } from '../middleware.ts';
-import { SESSION_ERRORS, accountOf, sessionDoc } from '../route.ts';
+import { SESSION_ERRORS, accountOf, sessionDoc } from '../declare.ts';
 import { doneAnswer, keyAnswer, type KeyAnswer, keyNameBody, keysAnswer, type KeysAnswer, revealBody } from '../schemas.ts';
 import type { SessionStore } from '../store.ts';
 import { replaceActiveKey, revealActiveKey, revokeActiveKey } from './keys.ts';

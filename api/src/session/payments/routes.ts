@@ -4,7 +4,7 @@ import { ErrorCode } from '../../errors/codes.ts';
 import { parseUsd } from '../../money.ts';
 import { type RouteDeclaration, declareRoute } from '../../routes/declare.ts';
 import { inputOf } from '../../routes/validate.ts';
-import { SESSION_ERRORS, accountOf, sessionDoc } from '../route.ts';
+import { SESSION_ERRORS, accountOf, sessionDoc } from '../declare.ts';
 import { paymentAnswer, type PaymentAnswer, paymentBody, paymentsAnswer, type PaymentsAnswer } from '../schemas.ts';
 import type { OperatorApprovalPayments, PaymentAsk } from './payments.ts';
 

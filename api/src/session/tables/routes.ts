@@ -1,7 +1,7 @@
 /** The tables the dashboard's SQL console can query. */
 import type { Db } from '../../db/index.ts';
 import { type RouteDeclaration, declareRoute } from '../../routes/declare.ts';
-import { SESSION_ERRORS, accountOf, sessionDoc } from '../route.ts';
+import { SESSION_ERRORS, accountOf, sessionDoc } from '../declare.ts';
 import { tablesAnswer, type TablesAnswer } from '../schemas.ts';
 import { tablesOf } from './tables.ts';
 

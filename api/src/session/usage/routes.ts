@@ -2,7 +2,7 @@
 import type { OperatorApprovalPayments } from '../payments/payments.ts';
 import { type RouteDeclaration, declareRoute } from '../../routes/declare.ts';
 import { inputOf } from '../../routes/validate.ts';
-import { SESSION_ERRORS, accountOf, sessionDoc } from '../route.ts';
+import { SESSION_ERRORS, accountOf, sessionDoc } from '../declare.ts';
 import { doneAnswer, ledgerAnswer, type LedgerAnswer, ledgerQuery } from '../schemas.ts';
 import { ledgerPage, type UsageDeps, usageSummary } from './usage.ts';
 import { type UsageAnswer, usageAnswerSchema } from './usage-schema.ts';

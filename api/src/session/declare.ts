@@ -1,6 +1,7 @@
 /**
- * What the session routes share: their documented shape (`sessionDoc`), the codes every signed-in
- * route can answer with, and the signed-in account. Each resource declares its routes in its own
+ * How a session route is declared (`routes/declare.ts`, with `sessionDoc` for its schemas), and
+ * what the session routes share: the codes every signed-in route can answer with, and the
+ * signed-in account. Each resource declares its routes in its own
  * folder (`auth/`, `keys/`, `usage/`, `payments/`, `tables/`); `routes.ts` lists them.
  */
 import type { Request } from 'express';
