@@ -278,4 +278,52 @@ const testHelpers = {
   },
 };
 
-export const boundaries = { rules: { 'workspace-imports': workspaceImports, 'no-cycle': noCycle, 'folder-doors': folderDoors, 'test-helpers': testHelpers } };
+
+/**
+ * The composition root (STYLE §5): `api/src/services.ts` builds every service, and the code that
+ * receives them names only what it uses (its own deps type), so the root is imported, as a value
+ * or a type, only by what starts or assembles the whole: `main.ts`, the app factories, tests and
+ * their support, and benchmarks (each starts its own services). Anything else importing it would
+ * tie a feature to all 28 services again, and the features' own types back into the root: a cycle.
+ */
+export const COMPOSITION_ROOT = 'api/src/services.ts';
+export const COMPOSITION_ROOT_IMPORTERS = [
+  'api/src/main.ts',
+  // The app factories: the public app, the admin app, the ops port.
+  'api/src/app.ts',
+  'api/src/admin/app.ts',
+  'api/src/ops-app.ts',
+  'api/test/',
+  'api/bench/',
+  'test-support/',
+  'test/',
+];
+
+function mayImportRoot(file) {
+  const rel = path.relative(ROOT, file);
+  return /\.test\.ts$/.test(rel) || COMPOSITION_ROOT_IMPORTERS.some((allowed) => (allowed.endsWith('/') ? rel.startsWith(allowed) : rel === allowed));
+}
+
+const compositionRoot = {
+  meta: {
+    type: 'problem',
+    docs: { description: 'Only main.ts, the app factories, tests and benchmarks import the composition root (services.ts).' },
+    schema: [],
+    messages: { root: 'Import {{root}} only from main.ts, an app factory, a test or a benchmark: take the services this module uses as its own deps type (e.g. `{ readonly db: Db }`) instead.' },
+  },
+  create(context) {
+    const file = context.physicalFilename;
+    if (mayImportRoot(file)) return {};
+    const rootFile = path.join(ROOT, COMPOSITION_ROOT);
+    const check = (node) => {
+      const source = importSources(node);
+      if (!source) return;
+      const target = resolve(file, source.value);
+      if (target && target.replace(/\.js$/, '.ts') === rootFile) context.report({ node: source, messageId: 'root', data: { root: COMPOSITION_ROOT } });
+    };
+    return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
+  },
+};
+
+
+export const boundaries = { rules: { 'workspace-imports': workspaceImports, 'no-cycle': noCycle, 'folder-doors': folderDoors, 'test-helpers': testHelpers, 'composition-root': compositionRoot } };

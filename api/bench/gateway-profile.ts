@@ -225,6 +225,12 @@ async function main(): Promise<void> {
     });
     await onServer(adminUrl, `DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   }
+  await printProfile(profDir, variants);
+  console.log(`Command: node api/bench/gateway-profile.ts ${variants.join(',')} ${seconds} ${rounds}`);
+}
+
+/** The profile's shares while the load ran: by area, by function, inclusive, and per variant when there are several. */
+async function printProfile(profDir: string, variants: string[]): Promise<void> {
   const [file] = (await readdir(profDir)).filter((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error(`no profile in ${profDir}`);
   const whole = JSON.parse(await readFile(join(profDir, file), 'utf8')) as Profile;
@@ -243,7 +249,6 @@ async function main(): Promise<void> {
   if (callers) printTop(`Callers of ${callers}`, callerStacks(profile, callers), 8);
   if (variants.length > 1) printPerVariant(whole, variants, top);
   console.log(`\nProfile: ${join(profDir, file)}`);
-  console.log(`Command: node api/bench/gateway-profile.ts ${variants.join(',')} ${seconds} ${rounds}`);
 }
 
 if (import.meta.main) await main();

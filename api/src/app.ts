@@ -2,7 +2,7 @@
  * The public Express app, built from services (so tests can start it on port 0). Order per
  * DECISIONS §1 and SPEC Limits: request id → access log → security headers → CORS → burst limit →
  * per route: authentication → route limits → metering → handler → unknown path → error handler.
- * The burst count is taken in the same Redis call as the route limits (`routes/index.ts`).
+ * The burst count is taken in the same Redis call as the route limits (`routes/mount.ts`).
  * The dashboard (DECISIONS §10) sits before CORS and the burst limit: it is same-origin only, its
  * static files should not spend a caller's burst allowance, and its sign-in has its own limits.
  */
@@ -15,10 +15,11 @@ import { cors } from './middleware/cors/index.ts';
 import { oneLayer } from './middleware/one-layer.ts';
 import { requestId } from './middleware/request-id/index.ts';
 import { securityHeaders } from './middleware/security-headers/index.ts';
-import { apiRoutes, registerRoutes } from './routes/index.ts';
+import { SESSION_ROOT } from './routes/declare.ts';
+import { buildRoute, mountPublicRoutes, sessionRouter } from './routes/mount.ts';
+import { API_ROUTES, SESSION_ROUTES } from './routes/table.ts';
 import type { RouteDef } from './routes/types.ts';
 import type { Services } from './services.ts';
-import { sessionRouter } from './session/routes.ts';
 import { dashboardHeaders, dashboardStatic } from './session/static.ts';
 
 export interface AppOptions {
@@ -37,10 +38,11 @@ export function buildApp(services: Services, options: AppOptions = {}): Express 
   // security headers, then (after the dashboard) CORS → the burst mark.
   app.use(oneLayer(requestId(), accessLog({ logger, metrics }), securityHeaders()));
   app.use('/dashboard', dashboardRouter(services));
-  // Taken by each route together with its own limits (`registerRoutes`), or below for an unknown path.
+  // Taken by each route together with its own limits (`mountPublicRoutes`), or below for an unknown path.
   app.use(oneLayer(cors({ origins: config.CORS_ORIGINS.split(',').map((o) => o.trim()) }), deferBurstLimit()));
   // Extra (test, bench) routes first: the lookup routes match any two-segment path and must come last.
-  registerRoutes(app, [...(options.extraRoutes?.(services) ?? []), ...apiRoutes(services)], services);
+  const routes = API_ROUTES.map((route) => buildRoute(route, services));
+  mountPublicRoutes(app, [...(options.extraRoutes?.(services) ?? []), ...routes], services);
   app.use(guardHandler(limiterBackend, guards.burst));
   app.use(notFound());
   app.use(errorHandler({ logger, metrics }));
@@ -51,7 +53,7 @@ export function buildApp(services: Services, options: AppOptions = {}): Express 
 function dashboardRouter(services: Services): Router {
   const router = express.Router();
   router.use(dashboardHeaders());
-  router.use('/api', express.json({ limit: '1mb' }), sessionRouter(services));
+  router.use(SESSION_ROOT.slice('/dashboard'.length), express.json({ limit: '1mb' }), sessionRouter(SESSION_ROUTES, services));
   router.use(dashboardStatic());
   // Nothing else lives under /dashboard: without this, `/dashboard/x` would reach the lookup routes.
   router.use(notFound());

@@ -3,8 +3,6 @@
  * (`main.ts`), or by the test harness with its own database, Redis client and key prefix.
  */
 import type { Redis } from 'ioredis';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { RequestHandler } from 'express';
 import { type Logger, createLogger } from '@uda/shared/logger';
 import { AccountStore } from './accounts/store.ts';
 import type { ApiConfig } from './config.ts';
@@ -17,27 +15,19 @@ import { MemoryLimiterBackend } from './limiter/memory.ts';
 import { RedisLimiterBackend } from './limiter/redis.ts';
 import type { LimiterBackend } from './limiter/types.ts';
 import { DEFAULT_LIMITS, type Limits } from './limits.ts';
-import { Billing, type BillingLoops, type DeliveryTracker, LEASE_TTL_MS, LeaseBook, Ledger, MemoryDeliveryTracker, MemoryWallet, RedisDeliveryTracker, RedisWallet, requireCredit, ResilientDeliveryTracker, startBillingLoops, UsageLog, type Wallet } from './billing/index.ts';
+import { Billing, type BillingLoops, type DeliveryTracker, LEASE_TTL_MS, LeaseBook, Ledger, MemoryDeliveryTracker, MemoryWallet, RedisDeliveryTracker, RedisWallet, ResilientDeliveryTracker, startBillingLoops, UsageLog, type Wallet } from './billing/index.ts';
 import { Metrics } from './metrics.ts';
-import { anonymousLimit } from './middleware/anonymous-limit/index.ts';
-import { burstGuard } from './middleware/burst-limit/index.ts';
-import type { CounterGuard } from './middleware/counters/index.ts';
-import { type DailyCapOptions, dailyCap } from './middleware/daily-cap/index.ts';
-import { requireKey } from './middleware/require-key/index.ts';
+import { type Counters, type Guards, buildCounters, buildGuards } from './middleware/guards.ts';
 import { resolveSecrets } from './secrets.ts';
-import { KubeConfig } from '@kubernetes/client-node';
-import { join } from 'node:path';
 import { createObjectStore, objectStoreEnv, type ObjectStore } from '@uda/shared/object-store';
-import { ObjectCache } from './objects/object-cache.ts';
+import type { ObjectCache } from './objects/object-cache.ts';
 import { CacheWarmer } from './objects/cache-warmer.ts';
 import { DownloadCounts } from './objects/download-counts.ts';
 import { ObjectCopier } from './objects/object-copier.ts';
-import { KnexStaleCopyStore } from './live/copies.ts';
-import { DEFAULT_ETIQUETTE } from './live/etiquette.ts';
-import { MemoryEtiquette } from './live/etiquette-memory.ts';
-import { RedisEtiquette } from './live/etiquette-redis.ts';
 import type { LiveDeps } from './live/lookup.ts';
-import { createLiveDeps, DEFAULT_LIVE_CONFIG, type LiveConfig } from './live/setup.ts';
+import type { LiveConfig } from './live/setup.ts';
+import type { RunnerPool } from './runners/pool.ts';
+import { buildLive, buildObjectCache, buildRunnerPool } from './service-adapters.ts';
 import { RunnerClient } from './runners/client.ts';
 import { Manifests } from './sql/export-version.ts';
 import { StoredLookupCache } from './lookups/stored-cache.ts';
@@ -45,12 +35,10 @@ import { FairShare } from './fair/fair-share.ts';
 import { MemoryFairStore } from './fair/store.ts';
 import { signupAddressHasher } from './fair/signup-address.ts';
 import { RedisFairStore } from './fair/store-redis.ts';
-import { KubernetesRunnerPool } from './runners/k8s-pool.ts';
-import { StaticRunnerPool, type RunnerPool } from './runners/pool.ts';
-import { OperatorApprovalPayments } from './session/payments.ts';
-import { SigninLimit } from './session/signin-limit.ts';
-import { EmailLimit } from './session/email-limit.ts';
-import { EmailTokens } from './session/email-tokens.ts';
+import { OperatorApprovalPayments } from './session/payments/payments.ts';
+import { SigninLimit } from './session/auth/signin-limit.ts';
+import { EmailLimit } from './session/auth/email-limit.ts';
+import { EmailTokens } from './session/auth/email-tokens.ts';
 import { MailQueue, createMailer } from './mail/mailer.ts';
 import { SessionStore } from './session/store.ts';
 
@@ -60,31 +48,6 @@ import { SessionStore } from './session/store.ts';
  * it expires (DECISIONS §3 "One balance"), for one indexed query and one Redis call per pod.
  */
 const BILLING_RECONCILE_MS = LEASE_TTL_MS / 6;
-
-export interface Counters {
-  readonly burst: RateLimiterAbstract;
-  readonly anonymous: RateLimiterAbstract;
-  readonly exportDaily: RateLimiterAbstract;
-  readonly sheetDaily: RateLimiterAbstract;
-}
-
-/** Ready-made route-limit and metering middleware for route definitions. */
-export interface Guards {
-  /** The burst limit, taken with a route's own limits (`routes/index.ts`). */
-  readonly burst: CounterGuard;
-  readonly anonymousLimit: RequestHandler;
-  /** A key of an account with a verified email: SQL and exports (DECISIONS §5 "Email"). */
-  readonly requireKey: RequestHandler;
-  /** Any key: the connected-sheet routes that read or delete. */
-  readonly requireSheetKey: RequestHandler;
-  /** A key of an account with a verified email: sheet uploads and sheet SQL. */
-  readonly requireVerifiedSheetKey: RequestHandler;
-  readonly exportCap: RequestHandler;
-  readonly sheetCap: RequestHandler;
-  readonly requireCredit: RequestHandler;
-  readonly exportCapOptions: DailyCapOptions;
-  readonly sheetCapOptions: DailyCapOptions;
-}
 
 export interface Services {
   readonly config: ApiConfig;
@@ -160,6 +123,51 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     overrides.redis || config.REDIS_URL
       ? new RedisLimiterBackend({ url: config.REDIS_URL, client: overrides.redis, prefix: config.REDIS_KEY_PREFIX })
       : new MemoryLimiterBackend();
+  const base = { config, logger, db, metrics, limiterBackend };
+  const { accounts, keys, keyChanges } = buildAccounts(base, secrets);
+  const store = createObjectStore(config);
+  const { billing, billingLoops, ledger } = buildBilling(base, accounts, store);
+  if (keyChanges instanceof RedisKeyChanges && !(await keyChanges.ready())) logger.warn('Key change subscription not up yet; cached keys are trusted for 1 s meanwhile');
+  if (!(await limiterBackend.ready())) logger.warn('Redis not reachable yet; rate limits use the in-process insurance limiter meanwhile');
+  const counters = buildCounters(limiterBackend, limits);
+  const guards = buildGuards({ backend: limiterBackend, counters, limits, metrics, billing });
+  const sql = await buildSql(base, { accounts, limits, runnerToken: secrets.runnerToken });
+  const live = buildLive(config, db, limiterBackend, { logger, metrics }, overrides.live);
+  metrics.insuranceActive = () => limiterBackend instanceof RedisLimiterBackend && limiterBackend.client.status !== 'ready';
+  metrics.openCircuits = () => Object.fromEntries(Object.entries(live.breakers.states()).map(([source, state]) => [source, state === 'open']));
+  const objects = await buildObjects(base, store);
+  return {
+    ...base,
+    accounts,
+    keys,
+    billing,
+    billingLoops,
+    ledger,
+    counters,
+    guards,
+    limits,
+    adminToken: secrets.adminToken,
+    state: { ready: true },
+    store,
+    ...objects,
+    ...sql,
+    signupAddressOf: signupAddressHasher(secrets.pepper),
+    live,
+    ...buildSessions(base, accounts),
+  };
+}
+
+/** What every part is built from. */
+interface Base {
+  readonly config: ApiConfig;
+  readonly logger: Logger;
+  readonly db: Db;
+  readonly metrics: Metrics;
+  readonly limiterBackend: LimiterBackend;
+}
+
+/** Redis when the limiter has it, else this process: key changes announced to every pod. */
+function buildAccounts({ config, logger, db, limiterBackend }: Base, secrets: ReturnType<typeof resolveSecrets>) {
   const keyChanges =
     limiterBackend instanceof RedisLimiterBackend
       ? new RedisKeyChanges({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX, logger })
@@ -169,33 +177,32 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     cache: { ttlMs: config.KEY_CACHE_TTL_MS, size: config.KEY_CACHE_SIZE },
     changes: keyChanges,
   });
-  const deliveries: DeliveryTracker =
-    limiterBackend instanceof RedisLimiterBackend
-      ? new ResilientDeliveryTracker(new RedisDeliveryTracker({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX }), (err) =>
-          logger.warn({ err }, 'Redis unavailable: deliveries tracked in this process meanwhile'),
-        )
-      : new MemoryDeliveryTracker();
+  return { accounts, keys, keyChanges };
+}
+
+/** The ledger, the wallet and the delivery tracker (in Redis when the limiter has it), the usage log, and billing's loops. */
+function buildBilling({ config, logger, db, metrics, limiterBackend }: Base, accounts: AccountStore, store: ObjectStore) {
+  const redis = limiterBackend instanceof RedisLimiterBackend ? limiterBackend.client : undefined;
+  const deliveries: DeliveryTracker = redis
+    ? new ResilientDeliveryTracker(new RedisDeliveryTracker({ redis, prefix: config.REDIS_KEY_PREFIX }), (err) =>
+        logger.warn({ err }, 'Redis unavailable: deliveries tracked in this process meanwhile'),
+      )
+    : new MemoryDeliveryTracker();
   const ledger = new Ledger(db, accounts);
-  const wallet: Wallet =
-    limiterBackend instanceof RedisLimiterBackend ? new RedisWallet({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX }) : new MemoryWallet();
-  const store = createObjectStore(config);
+  const wallet: Wallet = redis ? new RedisWallet({ redis, prefix: config.REDIS_KEY_PREFIX }) : new MemoryWallet();
   const usage = new UsageLog({ store, db, retentionDays: config.USAGE_LOG_RETENTION_DAYS });
   const billing = new Billing({ ledger, leases: new LeaseBook(db), wallet, deliveries, metrics, logger, usage });
   accounts.onBalanceChange(async (accountId) => {
     await billing.refreshBuckets(accountId).catch((err: unknown) => logger.warn({ err }, 'cached balance not refreshed'));
   });
   const billingLoops = startBillingLoops(billing, BILLING_RECONCILE_MS);
-  if (keyChanges instanceof RedisKeyChanges && !(await keyChanges.ready())) logger.warn('Key change subscription not up yet; cached keys are trusted for 1 s meanwhile');
-  if (!(await limiterBackend.ready())) logger.warn('Redis not reachable yet; rate limits use the in-process insurance limiter meanwhile');
-  const counters = buildCounters(limiterBackend, limits);
-  const guards = buildGuards({ backend: limiterBackend, counters, limits, metrics, billing });
-  const runnerPool = await buildRunnerPool(config, logger);
-  const live = buildLive(config, db, limiterBackend, { logger, metrics }, overrides.live);
-  metrics.insuranceActive = () => limiterBackend instanceof RedisLimiterBackend && limiterBackend.client.status !== 'ready';
+  return { billing, billingLoops, ledger };
+}
+
+/** The pod's disk cache of the store's export and result files, and the warm-up that fills it. */
+async function buildObjects({ config, logger, metrics }: Base, store: ObjectStore) {
   const objectCache = await buildObjectCache(config, metrics, logger);
   metrics.objectCacheBytes = () => objectCache.heldBytes;
-  metrics.openCircuits = () => Object.fromEntries(Object.entries(live.breakers.states()).map(([source, state]) => [source, state === 'open']));
-  const runners = new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS, token: secrets.runnerToken });
   const manifests = new Manifests(store);
   const downloads = new DownloadCounts();
   const cacheWarmer = new CacheWarmer({
@@ -211,126 +218,34 @@ export async function buildServices(config: ApiConfig, overrides: ServiceOverrid
     onError: (err, what) => logger.warn({ err }, what),
   });
   cacheWarmer.start();
+  return { objectCache, manifests, downloads, cacheWarmer };
+}
+
+/** The runners and what gates them: the pool, the client, the stored lookups and the fair share per account. */
+async function buildSql({ config, logger, limiterBackend }: Base, { accounts, limits, runnerToken }: { accounts: AccountStore; limits: Limits; runnerToken: string }) {
+  const runnerPool = await buildRunnerPool(config, logger);
+  const runners = new RunnerClient({ pool: runnerPool, requestTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS, token: runnerToken });
+  const fairShare = new FairShare({
+    store:
+      limiterBackend instanceof RedisLimiterBackend
+        ? new RedisFairStore({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX, onError: (err) => logger.warn({ err }, 'fair shares counted in this process meanwhile') })
+        : new MemoryFairStore(),
+    limits: limits.fairShare,
+    callTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS,
+    signupAddressOf: (accountId) => accounts.signupAddress(accountId),
+  });
+  return { runnerPool, runners, storedLookups: new StoredLookupCache(runners), fairShare };
+}
+
+/** The dashboard's sessions, sign-in and email limits, payment requests and outgoing email. */
+function buildSessions({ config, logger, db, limiterBackend }: Base, accounts: AccountStore) {
   return {
-    config,
-    logger,
-    db,
-    accounts,
-    keys,
-    metrics,
-    billing,
-    billingLoops,
-    ledger,
-    limiterBackend,
-    counters,
-    guards,
-    limits,
-    adminToken: secrets.adminToken,
-    state: { ready: true },
-    store,
-    objectCache,
-    downloads,
-    cacheWarmer,
-    runnerPool,
-    runners,
-    manifests,
-    storedLookups: new StoredLookupCache(runners),
-    fairShare: new FairShare({
-      store:
-        limiterBackend instanceof RedisLimiterBackend
-          ? new RedisFairStore({ redis: limiterBackend.client, prefix: config.REDIS_KEY_PREFIX, onError: (err) => logger.warn({ err }, 'fair shares counted in this process meanwhile') })
-          : new MemoryFairStore(),
-      limits: limits.fairShare,
-      callTimeoutMs: config.QUERY_RUNNER_TIMEOUT_MS,
-      signupAddressOf: (accountId) => accounts.signupAddress(accountId),
-    }),
-    signupAddressOf: signupAddressHasher(secrets.pepper),
-    live,
     sessions: new SessionStore(db),
     signinLimit: new SigninLimit(limiterBackend),
     payments: new OperatorApprovalPayments(db, accounts),
     emailTokens: new EmailTokens(db),
     emailLimit: new EmailLimit(limiterBackend),
     mail: new MailQueue(createMailer(config, logger), logger),
-  };
-}
-
-/** Kubernetes: the runner Service's EndpointSlices; elsewhere the static list (DECISIONS §6 routing). */
-async function buildRunnerPool(config: ApiConfig, logger: Logger): Promise<RunnerPool> {
-  if (!config.QUERY_RUNNER_SERVICE) {
-    return new StaticRunnerPool(config.QUERY_RUNNER_URLS.split(',').map((u) => u.trim()).filter(Boolean));
-  }
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromCluster();
-  return KubernetesRunnerPool.start({
-    kubeConfig,
-    namespace: config.POD_NAMESPACE,
-    serviceName: config.QUERY_RUNNER_SERVICE,
-    portName: config.QUERY_RUNNER_PORT_NAME,
-    logger,
-  });
-}
-
-/** With S3 only: a local folder store is already a local file. */
-function buildObjectCache(config: ApiConfig, metrics: Metrics, logger: Logger): Promise<ObjectCache> {
-  return ObjectCache.open({
-    dir: config.OBJECT_CACHE_DIR ?? join(config.DATA_DIR, 'object-cache'),
-    maxBytes: config.S3_BUCKET ? config.OBJECT_CACHE_MAX_MB * 1024 * 1024 : 0,
-    metrics,
-    onError: (err, what) => logger.warn({ err }, what),
-  });
-}
-
-function buildLive(config: ApiConfig, db: Db, limiter: LimiterBackend, { logger, metrics }: { logger: Logger; metrics: Metrics }, extra: Partial<LiveConfig> = {}): LiveDeps {
-  const onError = (error: unknown) => logger.warn({ err: error }, 'live lookup background failure');
-  const etiquette =
-    limiter instanceof RedisLimiterBackend
-      ? new RedisEtiquette({ redis: limiter.client, prefix: config.REDIS_KEY_PREFIX, rules: DEFAULT_ETIQUETTE, onError })
-      : new MemoryEtiquette({ rules: DEFAULT_ETIQUETTE });
-  const liveConfig: LiveConfig = {
-    ...DEFAULT_LIVE_CONFIG,
-    contactEmail: config.UPSTREAM_CONTACT_EMAIL,
-    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
-    wikipediaBaseUrl: config.WIKIPEDIA_BASE_URL,
-    wikipediaRestBaseUrl: config.WIKIPEDIA_REST_BASE_URL,
-    arxivBaseUrl: config.ARXIV_BASE_URL,
-    stackexchangeBaseUrl: config.STACKEXCHANGE_BASE_URL,
-    stackexchangeKey: config.STACKEXCHANGE_KEY,
-    pypiBaseUrl: config.PYPI_BASE_URL,
-    openalexBaseUrl: config.OPENALEX_BASE_URL,
-    openalexApiKey: config.OPENALEX_API_KEY,
-    ...extra,
-  };
-  const observeUpstream = (source: string, seconds: number) => metrics.upstreamDuration.observe({ source }, seconds);
-  return createLiveDeps({ config: liveConfig, etiquette, copies: new KnexStaleCopyStore(db), onBackgroundError: onError, observeUpstream });
-}
-
-function buildCounters(backend: LimiterBackend, limits: Limits): Counters {
-  // Daily counters key on the UTC date, so their TTL only has to outlive the day.
-  const day = 25 * 60 * 60;
-  return {
-    burst: backend.counter({ name: 'burst', points: limits.burst.points, durationS: limits.burst.windowS }),
-    anonymous: backend.counter({ name: 'anon', points: limits.anonymous.points, durationS: limits.anonymous.windowS }),
-    exportDaily: backend.counter({ name: 'export-day', points: limits.exportDaily, durationS: day }),
-    sheetDaily: backend.counter({ name: 'sheet-day', points: limits.sheetDaily, durationS: day }),
-  };
-}
-
-function buildGuards(s: { backend: LimiterBackend; counters: Counters; limits: Limits; metrics: Metrics; billing: Billing }): Guards {
-  const { backend, counters, limits, metrics } = s;
-  const exportCapOptions: DailyCapOptions = { backend, counter: counters.exportDaily, kind: 'export', limit: limits.exportDaily, metrics };
-  const sheetCapOptions: DailyCapOptions = { backend, counter: counters.sheetDaily, kind: 'sheet', limit: limits.sheetDaily, metrics };
-  return {
-    burst: burstGuard({ counter: counters.burst, points: limits.burst.points, metrics }),
-    anonymousLimit: anonymousLimit({ backend, counter: counters.anonymous, points: limits.anonymous.points, metrics }),
-    requireKey: requireKey({ body: 'flat', verified: true }),
-    requireSheetKey: requireKey({ body: 'sheet' }),
-    requireVerifiedSheetKey: requireKey({ body: 'sheet', verified: true }),
-    exportCap: dailyCap(exportCapOptions),
-    sheetCap: dailyCap(sheetCapOptions),
-    requireCredit: requireCredit(s.billing),
-    exportCapOptions,
-    sheetCapOptions,
   };
 }
 

@@ -11,7 +11,7 @@ import { testRoutes } from '../../test/support/test-routes.ts';
 import { buildAdminApp } from '../admin/app.ts';
 import { formatUsd, usdNumber } from '../money.ts';
 import { listen } from '../server.ts';
-import { usageSummary } from '../session/usage.ts';
+import { usageSummary } from '../session/usage/usage.ts';
 
 async function adminCall(admin: { url: string }, token: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${admin.url}${path}`, {

@@ -12,8 +12,8 @@ import { PAYMENT_LIMITS, SHEET_QUOTAS } from '../accounts/quotas.ts';
 import { apiEnv } from '../config.ts';
 import { DEFAULT_LIMITS } from '../limits.ts';
 import { MAX_HEADER_BYTES } from '../server.ts';
-import { EMAIL_LIMITS } from '../session/email-limit.ts';
-import { EMAIL_TOKEN_TTL_S } from '../session/email-tokens.ts';
+import { EMAIL_LIMITS } from '../session/auth/email-limit.ts';
+import { EMAIL_TOKEN_TTL_S } from '../session/auth/email-tokens.ts';
 import type { ErrorCode } from './codes.ts';
 
 export interface ErrorEntry {

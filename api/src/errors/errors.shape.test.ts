@@ -1,7 +1,7 @@
 /**
  * Every error body and header set the gateway answers with, field by field against SPEC "Errors"
  * and DECISIONS §4 (STYLE §3: "a test checks every error body against the spec"). The 405 is in
- * routes/mcp/mcp.405.test.ts.
+ * mcp/mcp.405.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type TestContext, openTestContext } from '@uda/test-support/api-harness';

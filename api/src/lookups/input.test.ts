@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiError } from '../errors/api-error.ts';
-import { lookupQuery } from '../routes/lookups/schema.ts';
+import { lookupQuery } from './schema.ts';
 import { checkKeywords, decodeKeywords } from './input.ts';
 
 const rejection = (work: () => unknown): string => {

@@ -12,11 +12,18 @@ import { type LiveData, liveLookup, wikiArticleLookup } from '../live/lookup.ts'
 import type { LiveSource } from '../live/types.ts';
 import { parseWikipediaUrl } from '../live/wikipedia.ts';
 import type { Caller } from '../request-context.ts';
-import type { Services } from '../services.ts';
+import type { LiveDeps } from '../live/lookup.ts';
+import type { Metrics } from '../metrics.ts';
+import type { StoredLookupCache } from './stored-cache.ts';
 import { lookupFailure, notFound } from './errors.ts';
 import type { LookupData, LookupOutcome } from './types.ts';
 
-export type LookupServices = Pick<Services, 'live' | 'storedLookups' | 'metrics'>;
+/** What a lookup reads: the live sources, the stored ones, and its counter. */
+export interface LookupServices {
+  readonly live: LiveDeps;
+  readonly storedLookups: StoredLookupCache;
+  readonly metrics: Pick<Metrics, 'lookups'>;
+}
 
 export interface LookupRequest {
   /** Source id or alias, any case. */

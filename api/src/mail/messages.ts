@@ -1,6 +1,6 @@
 /** The emails the dashboard sends, in plain text: each is one link and what it does. */
 import type { Request } from 'express';
-import { EMAIL_TOKEN_TTL_S } from '../session/email-tokens.ts';
+import { EMAIL_TOKEN_TTL_S } from '../session/auth/email-tokens.ts';
 import type { MailMessage } from './mailer.ts';
 
 const hours = (seconds: number) => (seconds === 3600 ? '1 hour' : `${seconds / 3600} hours`);

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document, generated from the route declarations (`routes/index.ts`) by
+ * The OpenAPI 3.1 document, generated from the route declarations (`routes/table.ts`) by
  * zod-openapi: paths, parameters, bodies and success answers come from each route's `doc`; every
  * error answer comes from the error vocabulary (`errors/codes.ts`, `errors/schemas.ts`).
  */
@@ -16,8 +16,10 @@ export interface DocumentedRoute {
   readonly style: ErrorStyle;
   readonly queryToken?: boolean;
   readonly doc?: RouteDoc;
-  /** Set on a route deliberately left out of the public document (the dashboard's and admin's APIs). */
-  readonly internal?: string;
+  /** Only `public` routes are documented (`routes/declare.ts`). */
+  readonly visibility: 'public' | 'session' | 'internal';
+  /** Set on a public route deliberately left out of the document (a page, its scripts). */
+  readonly undocumented?: string;
 }
 
 export const API_VERSION = '1.0.0';
@@ -42,7 +44,7 @@ const SECURITY_SCHEMES = {
 export function buildOpenApiDocument(routes: readonly DocumentedRoute[]): ReturnType<typeof createDocument> {
   const paths: ZodOpenApiPathsObject = {};
   for (const route of routes) {
-    if (!route.doc || route.internal) continue;
+    if (!route.doc || route.visibility !== 'public' || route.undocumented) continue;
     const item = (paths[route.doc.path] ??= {});
     item[route.method] = operation(route, route.doc);
     if (route.doc.head) item.head = { ...operation(route, route.doc), operationId: `${route.doc.operationId}Head`, summary: `${route.doc.summary} (headers only; runs and bills like GET)` };

@@ -1,17 +1,18 @@
 /**
- * The internal routes (the dashboard's session API, the admin API) are declared in route tables
- * like the public ones, and left out of the public OpenAPI document: every route their apps mount
- * is in their table, flagged `internal`, and none of them is in `docs/openapi.json`.
+ * The internal routes (the dashboard's session API, the admin API) are declared in the one route
+ * table like the public ones, and left out of the public OpenAPI document: every route their apps
+ * mount is in the table, with its visibility (`session`, `internal`), and none of them is in
+ * `docs/openapi.json`.
  */
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type express from 'express';
 import type { Router } from 'express';
 import { buildAdminApp } from '../admin/app.ts';
-import { ADMIN_ROUTES } from '../admin/routes.ts';
 import { OPENAPI_FILE } from './render.ts';
-import type { RouteDeclaration } from '../routes/types.ts';
-import { SESSION_ROUTES, sessionRouter } from '../session/routes.ts';
+import type { RouteDeclaration } from '../routes/declare.ts';
+import { sessionRouter } from '../routes/mount.ts';
+import { ADMIN_ROUTES, SESSION_ROUTES } from '../routes/table.ts';
 import { type TestApi, type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { buildOpenApiDocument } from './document.ts';
 
@@ -35,16 +36,16 @@ const declaredAs = (table: readonly RouteDeclaration[]) => table.map((r) => `${r
 describe('internal routes', () => {
   const tables = { session: SESSION_ROUTES, admin: ADMIN_ROUTES };
 
-  it.each(Object.entries(tables))('%s: every route is declared with its schemas and flagged internal', (_name, table) => {
+  it.each(Object.entries(tables))('%s: every route is declared with its schemas and not public', (_name, table) => {
     expect(table.length).toBeGreaterThan(0);
     for (const route of table) {
-      expect(route.internal).toEqual(expect.any(String));
+      expect(route.visibility).not.toBe('public');
       expect(route.doc?.operationId).toEqual(expect.any(String));
     }
   });
 
   it('the session router and the admin app mount exactly their tables', () => {
-    const session = sessionRouter(api.services) as Router & { stack: Stack };
+    const session = sessionRouter(SESSION_ROUTES, api.services) as Router & { stack: Stack };
     expect(mounted(session.stack).sort()).toEqual(declaredAs(SESSION_ROUTES).sort());
     const admin = buildAdminApp(api.services) as express.Express & { router: { stack: Stack } };
     expect(mounted(admin.router.stack).sort()).toEqual(declaredAs(ADMIN_ROUTES).sort());

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { openApiDocument } from '../routes/index.ts';
+import { openApiDocument } from '../routes/table.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const OPENAPI_FILE = join(ROOT, 'docs', 'openapi.json');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import express, { type Express, type RequestHandler } from 'express';
 import { listen } from '../server.ts';
-import { API_ROUTES } from './index.ts';
+import { API_ROUTES } from './table.ts';
 import { byFirstSegment, literalFirstSegment } from './dispatch.ts';
 
 /** A handler that answers which route matched, and the params Express read for it. */

@@ -12,8 +12,8 @@ import { ErrorCode } from '../errors/codes.ts';
 import { utcDay } from '../quota.ts';
 import type { TestApi } from '@uda/test-support/api-harness';
 import { useStoredStack } from '../../test/support/stacks.ts';
-import { API_ROUTES } from './index.ts';
-import type { RouteDeclaration } from './types.ts';
+import { API_ROUTES } from './table.ts';
+import type { RouteDeclaration } from './declare.ts';
 
 const stack = useStoredStack();
 const LOOPBACK = '127.0.0.1';

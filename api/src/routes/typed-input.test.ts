@@ -7,13 +7,11 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import express, { type RequestHandler } from 'express';
-import { ADMIN_ROUTES } from '../admin/routes.ts';
 import { buildAdminApp } from '../admin/app.ts';
 import { errorHandler } from '../errors/handler.ts';
-import { SESSION_ROUTES } from '../session/routes.ts';
 import { type TestApi, type TestContext, openTestContext } from '@uda/test-support/api-harness';
-import { API_ROUTES } from './index.ts';
-import type { RouteDeclaration } from './types.ts';
+import { ADMIN_ROUTES, API_ROUTES, SESSION_ROUTES } from './table.ts';
+import type { RouteDeclaration } from './declare.ts';
 import { inputOf, validateInput } from './validate.ts';
 
 let ctx: TestContext;

@@ -1,7 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { z } from 'zod';
 import type { ErrorCode, ErrorStyle } from '../errors/codes.ts';
-import type { Services } from '../services.ts';
 
 /** One documented answer of a route. */
 export interface ResponseDoc {
@@ -57,19 +56,11 @@ interface RouteBase {
    * the re-read marker, DECISIONS §3); a request that fails before it takes the count on its way out.
    */
   readonly burstInHandler?: boolean;
-  /** The public description; absent only on internal routes (tests, benchmarks, pages). */
+  /** The schemas; absent only on routes of tests and benchmarks, and pages. */
   readonly doc?: RouteDoc;
 }
 
-/** A route as declared in `routes/*\/routes.ts`: static, so the OpenAPI document needs no services. */
-export interface RouteDeclaration extends RouteBase {
-  /** Set on a route that is deliberately left out of the OpenAPI document (and says why). */
-  readonly internal?: string;
-  /** Route limits, metering guards and the handler, in order. */
-  readonly handlers: (services: Services) => readonly RequestHandler[];
-}
-
-/** One mounted route: registered by `registerRoutes` behind the route's style tag and authentication. */
+/** One built route (`buildRoute`), or a test or benchmark route: mounted by `mountPublicRoutes` behind the route's style tag and authentication. */
 export interface RouteDef extends RouteBase {
   /** Route limits, metering guards and the handler, in order. */
   readonly handlers: readonly RequestHandler[];

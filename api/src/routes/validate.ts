@@ -8,8 +8,7 @@ import type { Request, RequestHandler } from 'express';
 import type { z } from 'zod';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
-import type { Services } from '../services.ts';
-import type { RouteDeclaration, RouteDef, RouteDoc } from './types.ts';
+import type { RouteDoc } from './types.ts';
 
 type Check = readonly [z.ZodType, (req: Request) => unknown];
 
@@ -50,18 +49,7 @@ export function validateInput(path: string | RegExp, doc: RouteDoc): RequestHand
 }
 
 /**
- * One declaration's handlers built from `services`, with its input validation just before its last
- * handler (after limits and metering guards, so a refused request's input is never read); the
- * handler takes the parsed input from there (`inputOf`). Every route table is built through here.
- */
-export function buildRoute({ handlers, internal: _internal, ...route }: RouteDeclaration, services: Services): RouteDef {
-  const built = handlers(services);
-  const validate = route.doc ? validateInput(route.path, route.doc) : undefined;
-  return { ...route, handlers: validate ? [...built.slice(0, -1), validate, ...built.slice(-1)] : built };
-}
-
-/**
- * Reads a JSON body, after the route's limits (`registerRoutes`): a refused request never gets
+ * Reads a JSON body, after the route's limits (`mountPublicRoutes`): a refused request never gets
  * here, so its body is never read (on a `burstInHandler` route the burst count comes after the
  * body, which gives its query id; a body over the limit is refused without being read). Only the parser's own failures become the route's invalid
  * input (SPEC: a SQL route's 400 is `QUERY_INVALID` in the flat shape); an error raised before

@@ -9,7 +9,7 @@ import type { AccountStore } from '../accounts/store.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { clientIp, setCaller, setStyle } from '../request-context.ts';
-import { sessionIdOf } from './cookies.ts';
+import { sessionIdOf } from './auth/cookies.ts';
 import type { Session, SessionStore } from './store.ts';
 
 export const CSRF_HEADER = 'x-csrf-token';

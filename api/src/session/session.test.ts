@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type TestApi, type TestContext, openTestContext } from '@uda/test-support/api-harness';
 import { MONTHLY_GRANT_MICRO_USD } from '../prices.ts';
 import { PAYMENT_LIMITS } from '../accounts/quotas.ts';
-import { OperatorApprovalPayments } from './payments.ts';
-import { usageAnswerSchema } from './usage-schema.ts';
-import { SIGNIN_LIMITS } from './signin-limit.ts';
+import { OperatorApprovalPayments } from './payments/payments.ts';
+import { usageAnswerSchema } from './usage/usage-schema.ts';
+import { SIGNIN_LIMITS } from './auth/signin-limit.ts';
 
 let ctx: TestContext;
 let api: TestApi;

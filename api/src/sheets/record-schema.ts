@@ -1,4 +1,4 @@
-/** The sheet record's wire shape (DECISIONS §8), zod only: the dashboard imports it through `@uda/api/routes/datasets/schema`. */
+/** The sheet record's wire shape (DECISIONS §8), zod only: the dashboard imports it through `@uda/api/sheets/schema`. */
 import { z } from 'zod';
 
 export const datasetRecordSchema = z.object({

@@ -23,13 +23,24 @@ import { runnerPlaceOf } from '../fair/rules.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { RunnerError } from '@uda/shared/runner-contract';
 import type { RunnerResult } from '../runners/client.ts';
-import type { Services } from '../services.ts';
+import type { ObjectStore } from '@uda/shared/object-store';
+import type { Db } from '../db/index.ts';
+import type { FairShare } from '../fair/fair-share.ts';
+import type { RunnerClient } from '../runners/client.ts';
+import type { Manifests } from './export-version.ts';
 import { queryIdOf } from './query-id.ts';
 import { resolveDatasets } from '../sheets/resolve.ts';
 import { backendUnavailable, sqlFailure } from './runner-errors.ts';
 import { type SqlUsage, usageOf } from './usage.ts';
 
-export type SqlServices = Pick<Services, 'store' | 'manifests' | 'runners' | 'db' | 'fairShare'>;
+/** What running a query uses: the store and manifests, the runners, the sheets' table, the fair share. */
+export interface SqlServices {
+  readonly store: ObjectStore;
+  readonly manifests: Manifests;
+  readonly runners: RunnerClient;
+  readonly db: Db;
+  readonly fairShare: FairShare;
+}
 
 /** Gives back what `beforeExecute` took, when the query never ran. */
 export type Undo = () => Promise<void>;

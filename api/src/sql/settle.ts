@@ -4,14 +4,22 @@
  * charges, the rest report 0 and `X-Service-Cached: true`. The charge itself is `Billing`'s.
  */
 import type { Request, Response } from 'express';
-import { type BegunDelivery, type Delivery, type PaidSqlRead, payerOf, setCreditHeaders } from '../billing/index.ts';
+import { type BegunDelivery, type Billing, type Delivery, type PaidSqlRead, payerOf, setCreditHeaders } from '../billing/index.ts';
 import { ApiError } from '../errors/api-error.ts';
 import { ErrorCode } from '../errors/codes.ts';
 import { type RouteGuard, applyGuards } from '../middleware/counters/index.ts';
 import { consumeDailyCap } from '../middleware/daily-cap/index.ts';
-import type { Services } from '../services.ts';
+import type { LimiterBackend } from '../limiter/types.ts';
+import type { Guards } from '../middleware/guards.ts';
 import type { RunSqlHooks, SqlCaller, SqlResult } from './run-sql.ts';
 import { FREE_USAGE, usageHeader } from './usage.ts';
+
+/** What the SQL routes' limits and billing use. */
+export interface SqlBillingDeps {
+  readonly limiterBackend: LimiterBackend;
+  readonly guards: Pick<Guards, 'burst' | 'exportCapOptions'>;
+  readonly billing: Billing;
+}
 
 export function sqlCallerOf(req: Request): SqlCaller {
   const payer = payerOf(req);
@@ -24,7 +32,7 @@ export function sqlCallerOf(req: Request): SqlCaller {
  * Before a query runs (never for a stored result): 402 at zero balance, then the daily cap. A
  * result the caller paid for is read first, without them (DECISIONS §4: re-reads do not count).
  */
-export function sqlHooks(services: Services, req: Request, res: Response): RunSqlHooks {
+export function sqlHooks(services: SqlBillingDeps, req: Request, res: Response): RunSqlHooks {
   return {
     signal: clientGone(res),
     takeLimits: () => applyGuards(services.limiterBackend, [services.guards.burst], req, res),
@@ -41,7 +49,7 @@ export function sqlHooks(services: Services, req: Request, res: Response): RunSq
  * leave it to their handler, `burstInHandler`): one round trip for both. Without the rider's reply
  * (Redis down, a wallet in this process) the marker is read alone, as before.
  */
-async function paidWithBurst(services: Services, req: Request, res: Response, queryId: string): Promise<string | undefined> {
+async function paidWithBurst(services: SqlBillingDeps, req: Request, res: Response, queryId: string): Promise<string | undefined> {
   const caller = sqlCallerOf(req);
   const paid = services.billing.paidSqlRead(caller, queryId);
   let reply: unknown;
@@ -80,7 +88,7 @@ export function clientGone(res: Response): AbortSignal {
 }
 
 /** Charges the window if nobody has yet, and sets the billing headers of this response. */
-export async function deliverSql(services: Services, req: Request, res: Response, result: SqlResult): Promise<Delivery> {
+export async function deliverSql(services: Pick<SqlBillingDeps, 'billing'>, req: Request, res: Response, result: SqlResult): Promise<Delivery> {
   const { usage } = result;
   const begun = begunOf.get(req);
   begunOf.delete(req);

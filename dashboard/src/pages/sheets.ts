@@ -3,7 +3,7 @@
  * Parquet, up to 50 MB), the list with status, rows, columns and errors, replace, delete, and a
  * search preview of GET /api/v1/datasets/{id}/search through the session route.
  */
-import type { SheetCreatedAnswer, SheetListAnswer, SheetQuota, SheetRecord as Sheet, SheetSearchAnswer } from '@uda/api/routes/datasets/schema';
+import type { SheetCreatedAnswer, SheetListAnswer, SheetQuota, SheetRecord as Sheet, SheetSearchAnswer } from '@uda/api/sheets/schema';
 import { call, messageOf } from '../api.ts';
 import { confirmDialog } from '../dialog.ts';
 import { h, replace, status, table, when } from '../dom.ts';

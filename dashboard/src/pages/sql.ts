@@ -4,7 +4,7 @@
  * rows, `truncated`, the cost and whether the result was cached; a table browser; and "copy as"
  * snippets with the key left as a placeholder.
  */
-import type { QueryResponseBody as QueryAnswer } from '@uda/api/routes/query/schema';
+import type { QueryResponseBody as QueryAnswer } from '@uda/api/sql/schema';
 import type { TablesAnswer } from '@uda/api/session/schemas';
 import { call, messageOf } from '../api.ts';
 import { h, replace, status, table } from '../dom.ts';

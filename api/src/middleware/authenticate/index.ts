@@ -14,7 +14,7 @@ export type Authenticate = (req: Request, res: Response) => Promise<void> | unde
  * Authentication (SPEC Authentication). The key comes from `Authorization: Bearer`, or from the
  * `token` query parameter only where `queryToken` is set (the routes SPEC Authentication §2 lists).
  * An invalid, revoked or deactivated key leaves the caller anonymous; this never answers 401 itself.
- * A step of each route's entry (`registerRoutes`), not a middleware layer of its own.
+ * A step of each route's entry (`mountPublicRoutes`), not a middleware layer of its own.
  */
 export function authenticate({
   keys,

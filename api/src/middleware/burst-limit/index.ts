@@ -9,7 +9,7 @@ import type { CounterGuard } from '../counters/index.ts';
 /**
  * Burst limit (SPEC Limits; DECISIONS §4): `points` per `windowS` per IP, on every route. This
  * app-level step only marks the request; the count is taken with the route's own limit in one
- * Redis call (`registerRoutes`), or alone before a key lookup that must reach PostgreSQL, or by
+ * Redis call (`mountPublicRoutes`), or alone before a key lookup that must reach PostgreSQL, or by
  * `burstGuard`'s handler in front of the unknown-path answer. So it still precedes any route work.
  */
 export function deferBurstLimit(): RequestHandler {

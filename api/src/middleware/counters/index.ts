@@ -29,7 +29,7 @@ export type CounterGuard = (req: Request, res: Response) => GuardStep | undefine
 /** A route's guard: a counter, or work riding on the counter call. */
 export type RouteGuard = (req: Request, res: Response) => GuardStep | RiderStep | undefined;
 
-/** A route handler that runs one guard; `registerRoutes` lifts it into the route's combined step. */
+/** A route handler that runs one guard; `mountPublicRoutes` lifts it into the route's combined step. */
 export type GuardHandler = RequestHandler & { readonly guard: RouteGuard };
 
 export async function applyGuards(backend: LimiterBackend, guards: readonly RouteGuard[], req: Request, res: Response): Promise<void> {
