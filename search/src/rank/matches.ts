@@ -11,6 +11,7 @@
  * never share them concurrently); `checkDeadline` is called between blocks of postings.
  */
 import { postingStart, type SourceIndex } from '../index/source-index.ts';
+import { normAt } from '../index/posting-extras.ts';
 import { STEM, typosOf, type WordTerms } from '../query/word-terms.ts';
 import { bm25, idfOf } from './bm25.ts';
 
@@ -128,7 +129,7 @@ function listMatches(index: SourceIndex, word: WordTerms): Matches {
   const scores = new Float64Array(count);
   const outside = new Uint8Array(count);
   for (let j = 0; j < count; j++) {
-    scores[j] = bm25(idf, index.postingTf[start + j]! * weight, index.norms[docs[j]!]!);
+    scores[j] = bm25(idf, index.postingTf[start + j]! * weight, normAt(index, start + j, docs[j]!));
     outside[j] = 1 - (whole & index.postingPrimary[start + j]!);
   }
   return { count, docs, scores, outside, typos: new Uint8Array(count).fill(typosOf(cls)), stems: new Uint8Array(count).fill(cls === STEM ? 1 : 0) };
@@ -171,7 +172,7 @@ function filterByList(index: SourceIndex, matches: Matches, word: WordTerms): vo
     const p = findPosting(index.postingDocs, start, end, doc);
     if (p < 0) continue;
     docs[kept] = doc;
-    scores[kept] = scores[j]! + bm25(idf, index.postingTf[p]! * weight, index.norms[doc]!);
+    scores[kept] = scores[j]! + bm25(idf, index.postingTf[p]! * weight, normAt(index, p, doc));
     outside[kept] = outside[j]! + 1 - (whole & index.postingPrimary[p]!);
     typos[kept] = typos[j]! + typosOf(cls);
     stems[kept] = stems[j]! + (cls === STEM ? 1 : 0);

@@ -12,7 +12,8 @@
  * bounded no better. The page is the exhaustive ranking's: the same documents, keys and scores,
  * summed in the same order (`matches.ts`); `rank.fast.test.ts` checks it.
  */
-import { BLOCK_SHIFT, postingStart, type SourceIndex } from '../index/source-index.ts';
+import { postingStart, type SourceIndex } from '../index/source-index.ts';
+import { BLOCK_SHIFT, normAt } from '../index/posting-extras.ts';
 import type { Reading } from '../query/readings.ts';
 import { K1 } from '../query/terms.ts';
 import { STEM, typosOf, type WordTerms } from '../query/word-terms.ts';
@@ -112,15 +113,20 @@ interface WindowScratch {
   readonly typos: Uint8Array;
   readonly stems: Uint8Array;
   readonly tf: Float64Array;
+  /** The document's BM25 norm, read beside its first posting (`normAt`). */
+  readonly norm: Float64Array;
   readonly flag: Uint8Array;
   readonly cls: Uint8Array;
   seen: Int32Array;
   prev: Int32Array;
 }
 
-const windowScratch = (): WindowScratch => ({
+/** One per thread: the ranking is synchronous, so two lookups never use it at once. */
+let windowScratch: WindowScratch | undefined;
+
+const windowScratchOf = (): WindowScratch => (windowScratch ??= {
   words: new Uint8Array(WINDOW), score: new Float64Array(WINDOW), outside: new Uint8Array(WINDOW), typos: new Uint8Array(WINDOW),
-  stems: new Uint8Array(WINDOW), tf: new Float64Array(WINDOW), flag: new Uint8Array(WINDOW), cls: new Uint8Array(WINDOW), seen: new Int32Array(WINDOW), prev: new Int32Array(WINDOW),
+  stems: new Uint8Array(WINDOW), tf: new Float64Array(WINDOW), norm: new Float64Array(WINDOW), flag: new Uint8Array(WINDOW), cls: new Uint8Array(WINDOW), seen: new Int32Array(WINDOW), prev: new Int32Array(WINDOW),
 });
 
 /** The first position in `[from, to)` of a sorted list whose document is `doc` or later. */
@@ -134,12 +140,13 @@ function firstAtOrAfter(docs: Int32Array, from: number, to: number, doc: number)
   return low;
 }
 
-/** Adds posting `p` of a term to document `d`'s sums for the word; lists `d` in `seen` the first time. */
-function addPosting(index: SourceIndex, s: WindowScratch, p: number, d: number, weight: number, whole: number, c: number, reached: number): number {
+/** Adds posting `p` of a term to document `lo + d`'s sums for the word; lists `d` in `seen` the first time. */
+function addPosting(index: SourceIndex, s: WindowScratch, p: number, d: number, lo: number, weight: number, whole: number, c: number, reached: number): number {
   if (s.cls[d] === NONE) {
     s.seen[reached++] = d;
     s.tf[d] = 0;
     s.flag[d] = 0;
+    s.norm[d] = normAt(index, p, lo + d);
   }
   s.tf[d]! += index.postingTf[p]! * weight;
   s.flag[d]! |= whole & index.postingPrimary[p]!;
@@ -165,13 +172,13 @@ function sumWindow(index: SourceIndex, s: WindowScratch, word: WordTerms, i: num
     if (i > 0 && candidates * SEARCH_OVER_PASS < to - from) {
       for (let j = 0; j < candidates; j++) {
         const p = findPosting(postingDocs, from, to, lo + prev[j]!);
-        if (p >= 0) reached = addPosting(index, s, p, prev[j]!, weight, whole, c, reached);
+        if (p >= 0) reached = addPosting(index, s, p, prev[j]!, lo, weight, whole, c, reached);
       }
       continue;
     }
     for (let p = from; p < to; p++) {
       const d = postingDocs[p]! - lo;
-      if (s.words[d] === i) reached = addPosting(index, s, p, d, weight, whole, c, reached);
+      if (s.words[d] === i) reached = addPosting(index, s, p, d, lo, weight, whole, c, reached);
     }
   }
   return reached;
@@ -180,8 +187,7 @@ function sumWindow(index: SourceIndex, s: WindowScratch, word: WordTerms, i: num
 /** Scores the window's matches exactly and offers each to the page. */
 function scoreWindow(index: SourceIndex, s: WindowScratch, reading: Reading, ordered: readonly WordTerms[], idfs: readonly number[], titled: Titled, w: number, top: RankedDoc[], limit: number): void {
   const lo = w << WINDOW_SHIFT;
-  const { norms } = index;
-  const { tf, score, outside, typos, stems, flag, words, cls: classes } = s;
+  const { tf, norm, score, outside, typos, stems, flag, words, cls: classes } = s;
   s.words.fill(0);
   s.cls.fill(NONE);
   let reached = 0;
@@ -193,7 +199,7 @@ function scoreWindow(index: SourceIndex, s: WindowScratch, reading: Reading, ord
     for (let j = 0; j < reached; j++) {
       const d = seen[j]!;
       const cls = classes[d]!;
-      const part = bm25(idf, tf[d]!, norms[lo + d]!);
+      const part = bm25(idf, tf[d]!, norm[d]!);
       score[d] = i === 0 ? part : score[d]! + part;
       outside[d] = (i === 0 ? 0 : outside[d]!) + 1 - flag[d]!;
       typos[d] = (i === 0 ? 0 : typos[d]!) + typosOf(cls);
@@ -234,7 +240,7 @@ export function pageOf(index: SourceIndex, reading: Reading, limit: number, chec
   }
   candidates.sort((a, b) => (ranksBefore(a, b) ? -1 : ranksBefore(b, a) ? 1 : 0));
   const top: RankedDoc[] = [];
-  const s = windowScratch();
+  const s = windowScratchOf();
   for (const bound of candidates) {
     if (top.length === limit && !ranksBefore(bound, top[limit - 1]!)) break;
     scoreWindow(index, s, reading, ordered, idfs, titled, bound.doc >>> WINDOW_SHIFT, top, limit);
