@@ -19,7 +19,8 @@ import { K1 } from '../query/terms.ts';
 import { STEM, typosOf, type WordTerms } from '../query/word-terms.ts';
 import { bm25, idfOf } from './bm25.ts';
 import { documentFrequency } from './count.ts';
-import { findPosting, scratchOf, SEARCH_OVER_PASS } from './matches.ts';
+import { scratchOf, SEARCH_OVER_PASS } from './matches.ts';
+import { findPosting } from './postings.ts';
 import { insertTop, ranksBefore, type RankedDoc } from './order.ts';
 import { tierOf, titledDocs, type Titled } from './tier.ts';
 
