@@ -185,8 +185,8 @@ function sumWindow(index: SourceIndex, s: WindowScratch, word: WordTerms, i: num
   return reached;
 }
 
-/** Scores the window's matches exactly and offers each to the page. */
-function scoreWindow(index: SourceIndex, s: WindowScratch, reading: Reading, ordered: readonly WordTerms[], idfs: readonly number[], titled: Titled, w: number, top: RankedDoc[], limit: number): void {
+/** Scores the window's matches exactly and offers each to the page; returns how many there are. */
+function scoreWindow(index: SourceIndex, s: WindowScratch, reading: Reading, ordered: readonly WordTerms[], idfs: readonly number[], titled: Titled, w: number, top: RankedDoc[], limit: number): number {
   const lo = w << WINDOW_SHIFT;
   const { tf, norm, score, outside, typos, stems, flag, words, cls: classes } = s;
   s.words.fill(0);
@@ -208,7 +208,7 @@ function scoreWindow(index: SourceIndex, s: WindowScratch, reading: Reading, ord
       words[d] = i + 1;
       classes[d] = NONE;
     }
-    if (reached === 0) return;
+    if (reached === 0) return 0;
   }
   // One candidate object reused: a match that cannot enter the full page is never allocated.
   const candidate = { doc: 0, typos: 0, tier: 0, outside: 0, stems: 0, score: 0 };
@@ -222,10 +222,45 @@ function scoreWindow(index: SourceIndex, s: WindowScratch, reading: Reading, ord
     candidate.score = score[d]!;
     if (top.length < limit || ranksBefore(candidate, top[limit - 1]!)) insertTop(top, { ...candidate }, limit);
   }
+  return reached;
 }
 
-/** The reading's page: its best `limit` matches, best first, as `order.ts` ranks them. */
-export function pageOf(index: SourceIndex, reading: Reading, limit: number, checkDeadline: () => void): RankedDoc[] {
+/** How many documents of window `w` hold every word, without sums: one mark per posting in the window. */
+function countWindow(index: SourceIndex, s: WindowScratch, ordered: readonly WordTerms[], w: number): number {
+  const lo = w << WINDOW_SHIFT;
+  const { words } = s;
+  const { postingDocs } = index;
+  words.fill(0);
+  let count = 0;
+  ordered.forEach((word, i) => {
+    const last = i === ordered.length - 1;
+    for (const t of word.terms) {
+      const end = index.postingEnds[t]!;
+      const from = firstAtOrAfter(postingDocs, postingStart(index, t), end, lo);
+      const to = firstAtOrAfter(postingDocs, from, end, lo + WINDOW);
+      for (let p = from; p < to; p++) {
+        const d = postingDocs[p]! - lo;
+        if (words[d] !== i) continue;
+        words[d] = i + 1;
+        if (last) count++;
+      }
+    }
+  });
+  return count;
+}
+
+/** The reading's page, best first, and with `counting` the number of its matches (else 0). */
+export interface ReadingPage {
+  readonly docs: RankedDoc[];
+  readonly total: number;
+}
+
+/**
+ * The reading's page: its best `limit` matches, best first, as `order.ts` ranks them. With
+ * `counting`, also their number: the windows scored counted theirs, and the windows the page did
+ * not need (those where some word has no posting hold none) are counted without scoring.
+ */
+export function pageOf(index: SourceIndex, reading: Reading, limit: number, checkDeadline: () => void, counting = false): ReadingPage {
   // The words in the order `matchAll` sums their scores, so every score is the same to the last bit.
   const ordered = [...reading.words].sort((a, b) => a.postings - b.postings);
   const idfs = ordered.map((word) => idfOf(index, documentFrequency(index, word, checkDeadline)));
@@ -242,10 +277,16 @@ export function pageOf(index: SourceIndex, reading: Reading, limit: number, chec
   candidates.sort((a, b) => (ranksBefore(a, b) ? -1 : ranksBefore(b, a) ? 1 : 0));
   const top: RankedDoc[] = [];
   const s = windowScratchOf();
-  for (const bound of candidates) {
+  let [scored, total] = [0, 0];
+  for (; scored < candidates.length; scored++) {
+    const bound = candidates[scored]!;
     if (top.length === limit && !ranksBefore(bound, top[limit - 1]!)) break;
-    scoreWindow(index, s, reading, ordered, idfs, titled, bound.doc >>> WINDOW_SHIFT, top, limit);
+    total += scoreWindow(index, s, reading, ordered, idfs, titled, bound.doc >>> WINDOW_SHIFT, top, limit);
     checkDeadline();
   }
-  return top;
+  for (let k = scored; counting && k < candidates.length; k++) {
+    total += countWindow(index, s, ordered, candidates[k]!.doc >>> WINDOW_SHIFT);
+    checkDeadline();
+  }
+  return { docs: top, total: counting ? total : 0 };
 }

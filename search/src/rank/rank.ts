@@ -87,19 +87,29 @@ const exhaustive: RankReadings = (index, readings, limit, checkDeadline) => {
 }
 
 /**
- * Only the page's matches scored (`page.ts`), the total counted apart (`count.ts`). With several
+ * One reading's page and total. One word's matches are its documents, whose number (its df) is
+ * kept per word; several words' are counted by the windows (`pageOf`), which score the windows
+ * that may hold the page and count the others.
+ */
+function onePage(index: SourceIndex, reading: Reading, limit: number, checkDeadline: () => void): Ranking {
+  const oneWord = reading.words.length === 1;
+  const total = oneWord ? countMatches(index, reading.words, checkDeadline) : undefined;
+  if (total === 0) return NO_MATCH;
+  const page = pageOf(index, reading, limit, checkDeadline, !oneWord);
+  return { total: total ?? page.total, docs: page.docs };
+}
+
+/**
+ * Only the page's matches scored (`page.ts`), the total counted apart (`count.ts`, or `onePage`). With several
  * readings, a document's best entry is in its reading's own page, so the pages' union holds the page.
  */
 const paged: RankReadings = (index, readings, limit, checkDeadline) => {
-  if (readings.length === 1) {
-    const total = countMatches(index, readings[0]!.words, checkDeadline);
-    return total === 0 ? NO_MATCH : { total, docs: pageOf(index, readings[0]!, limit, checkDeadline) };
-  }
+  if (readings.length === 1) return onePage(index, readings[0]!, limit, checkDeadline);
   const total = countMatchesOfAny(index, readings.map((reading) => reading.words), checkDeadline);
   if (total === 0) return NO_MATCH;
   const best = new Map<number, RankedDoc>();
   for (const reading of readings) {
-    for (const ranked of pageOf(index, reading, limit, checkDeadline)) {
+    for (const ranked of pageOf(index, reading, limit, checkDeadline).docs) {
       const known = best.get(ranked.doc);
       if (!known || ranksBefore(ranked, known)) best.set(ranked.doc, ranked);
     }
@@ -117,7 +127,7 @@ const paged: RankReadings = (index, readings, limit, checkDeadline) => {
  * is small only below one posting per DOCUMENTS_PER_POSTING documents.
  */
 const PAGED_FROM_POSTINGS = 50_000;
-const DOCUMENTS_PER_POSTING = 64;
+const DOCUMENTS_PER_POSTING = 256;
 
 const fast: RankReadings = (index, readings, limit, checkDeadline) => {
   const threshold = Math.min(PAGED_FROM_POSTINGS, index.documents / DOCUMENTS_PER_POSTING);
