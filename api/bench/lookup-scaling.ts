@@ -4,10 +4,12 @@
  * builds `service.db` with its search index from them, and autocannon drives the runner's own
  * `POST /v1/lookups` (the path of every lookup the API's short cache has not seen) with a mix of
  * queries over every stored source, rare and common words alike, then with each kind of query
- * alone (exact spelling, plurals, typos, split or joined words). Prints req/s, p50, p99 and the mean
- * `total` per scale, overall and per kind, and the search index's memory as the runner logged it
+ * alone (exact spelling, plurals, typos, split or joined words). Prints req/s, p50, p99, the mean
+ * `total` and the runner's CPU time per request (all its threads, from Linux's /proc: unlike req/s
+ * it holds up on a shared machine) per scale, overall and per kind, and the search index's memory as the runner logged it
  * when it loaded the version: the goal is latency that follows the matches, not the table.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +51,19 @@ interface Measured {
   p99: number;
   meanTotal: number;
   non2xx: number;
+  /** The runner's CPU time (every thread) per request: unlike req/s, it holds up on a shared machine. */
+  cpuMsPerRequest: number;
+}
+
+/** A process's CPU time in ms (user and system, every thread), from Linux's /proc; NaN elsewhere. */
+function cpuMsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // utime and stime, in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 interface Point extends Measured {
@@ -63,8 +78,8 @@ interface Point extends Measured {
   rssMegabytes: number;
 }
 
-/** req/s, p50, p99 and the mean total of one mix of queries, after a short warm-up. */
-async function measureMix(url: string, mix: readonly (readonly [string, string])[], duration: number, connections: number): Promise<Measured> {
+/** req/s, p50, p99, the mean total and the runner's (`pid`) CPU per request of one mix of queries, after a short warm-up. */
+async function measureMix(url: string, pid: number, mix: readonly (readonly [string, string])[], duration: number, connections: number): Promise<Measured> {
   let totals = 0;
   for (const [source, keywords] of mix) {
     const res = await fetch(`${url}/v1/lookups`, { method: 'POST', headers: { 'content-type': 'application/json', ...RUNNER_AUTH }, body: JSON.stringify({ source, keywords, limit: 10 }) });
@@ -72,8 +87,10 @@ async function measureMix(url: string, mix: readonly (readonly [string, string])
   }
   const requests = mix.map(([source, keywords]) => ({ method: 'POST' as const, path: '/v1/lookups', headers: { 'content-type': 'application/json', ...RUNNER_AUTH }, body: JSON.stringify({ source, keywords, limit: 10 }) }));
   await autocannon({ url, connections, duration: 2, requests });
+  const cpuBefore = cpuMsOf(pid);
   const r = await autocannon({ url, connections, duration, requests });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, meanTotal: Math.round(totals / mix.length), non2xx: r.non2xx };
+  const cpuMsPerRequest = (cpuMsOf(pid) - cpuBefore) / Math.max(1, r.requests.total);
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, meanTotal: Math.round(totals / mix.length), non2xx: r.non2xx, cpuMsPerRequest };
 }
 
 /** The index's megabytes (all sources) and the RSS from the runner's `search index loaded` log line. */
@@ -127,14 +144,14 @@ async function measureScale(scale: number, duration: number, connections: number
     // Uncached: the page cache off, so every request is ranked.
     const uncached = await startRunner(dir, 0);
     runner = uncached.runner;
-    const overall = await measureMix(uncached.url, MIX, duration, connections);
+    const overall = await measureMix(uncached.url, runner.child.pid!, MIX, duration, connections);
     const kinds: Record<string, Measured> = {};
-    for (const [kind, mix] of Object.entries(KINDS)) kinds[kind] = await measureMix(uncached.url, mix, duration, connections);
+    for (const [kind, mix] of Object.entries(KINDS)) kinds[kind] = await measureMix(uncached.url, runner.child.pid!, mix, duration, connections);
     const memory = indexMemory(runner.lines);
     await stopNode(runner.child);
     const cachedRunner = await startRunner(dir, 64 << 20);
     runner = cachedRunner.runner;
-    const cached = await measureMix(cachedRunner.url, MIX, duration, connections);
+    const cached = await measureMix(cachedRunner.url, runner.child.pid!, MIX, duration, connections);
     return { scale, rows, exportSeconds, ...overall, kinds, cached, ...memory };
   } finally {
     if (runner) await stopNode(runner.child);
@@ -147,9 +164,9 @@ export async function lookupScalingCurve(scales: readonly number[], duration: nu
   const points: Point[] = [];
   for (const scale of scales) points.push(await measureScale(scale, duration, connections, data));
   console.log(`\nUncached stored lookups (runner POST /v1/lookups), autocannon ${connections} connections, ${duration} s, ${MIX.length}-query mix, then each kind alone`);
-  console.log('scale   kind     rows        export s   req/s   p50 ms  p99 ms  mean total  non-2xx  index MB  RSS MB');
+  console.log('scale   kind     rows        export s   req/s   p50 ms  p99 ms  mean total  non-2xx  index MB  RSS MB  CPU ms/req');
   const row = (p: Point, kind: string, m: Measured) =>
-    `${String(p.scale).padEnd(7)} ${kind.padEnd(7)} ${String(p.rows).padStart(10)} ${p.exportSeconds.toFixed(0).padStart(9)} ${m.rps.toFixed(0).padStart(7)}  ${String(m.p50).padStart(6)}  ${String(m.p99).padStart(6)}  ${String(m.meanTotal).padStart(10)}  ${String(m.non2xx).padStart(7)}  ${String(p.indexMegabytes).padStart(8)}  ${String(p.rssMegabytes).padStart(6)}`;
+    `${String(p.scale).padEnd(7)} ${kind.padEnd(7)} ${String(p.rows).padStart(10)} ${p.exportSeconds.toFixed(0).padStart(9)} ${m.rps.toFixed(0).padStart(7)}  ${String(m.p50).padStart(6)}  ${String(m.p99).padStart(6)}  ${String(m.meanTotal).padStart(10)}  ${String(m.non2xx).padStart(7)}  ${String(p.indexMegabytes).padStart(8)}  ${String(p.rssMegabytes).padStart(6)}  ${m.cpuMsPerRequest.toFixed(3).padStart(10)}`;
   for (const p of points) {
     console.log(row(p, 'all', p));
     for (const [kind, m] of Object.entries(p.kinds)) console.log(row(p, kind, m));

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { INDEX_FORMAT_VERSION, readIndexFile, writeIndexFile, type SourceFiles } from './index-file.ts';
 import type { StoredLookupSource } from './page-sql.ts';
 import { SortedTextsBuilder, textAt, type SortedTexts } from './sorted-texts.ts';
-import { withBlockMaxima, type SourceIndex } from './source-index.ts';
+import type { SourceIndex } from './source-index.ts';
+import { withPostingExtras } from './posting-extras.ts';
 
 let dir: string;
 
@@ -30,7 +31,7 @@ function texts(entries: string[]): SortedTexts {
 
 /** A two-document index: "war" in both, "art" (stem `art`) and "arts" in the first, "kraków" in the second. */
 function smallSource(): SourceFiles {
-  const index: SourceIndex = withBlockMaxima({
+  const index: SourceIndex = withPostingExtras({
     documents: 2,
     terms: texts(['art', 'arts', 'kraków', 'war']),
     postingEnds: Uint32Array.of(1, 2, 3, 5),

@@ -17,7 +17,8 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import type { StoredLookupSource } from './page-sql.ts';
 import type { PageOffsets } from './pages.ts';
-import { withBlockMaxima, type SourceIndex } from './source-index.ts';
+import type { SourceIndex } from './source-index.ts';
+import { withPostingExtras } from './posting-extras.ts';
 import type { SortedTexts } from './sorted-texts.ts';
 
 export const INDEX_FILE_NAME = 'search-index.bin';
@@ -196,7 +197,7 @@ function sourceFiles(memory: SharedArrayBuffer, entry: Toc['sources'][number]): 
     const bytes = view(`${name}Bytes`, 'u8');
     return { bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), ends: view(`${name}Ends`, 'u32') };
   };
-  const index = withBlockMaxima({
+  const index = withPostingExtras({
     documents: entry.documents, terms: texts('terms'), postingEnds: view('postingEnds', 'u32'), postingDocs: view('postingDocs', 'i32'),
     postingTf: view('postingTf', 'f32'), postingPrimary: view('postingPrimary', 'u8'), norms: view('norms', 'f64'), idTerms: view('idTerms', 'u8'),
     stems: texts('stems'), stemEnds: view('stemEnds', 'u32'), stemTerms: view('stemTerms', 'i32'), titles: texts('titles'), titleDocs: view('titleDocs', 'i32'),

@@ -14,7 +14,7 @@
  *   from `stemEnds[s − 1]` to `stemEnds[s]`), so a query word's stem finds every form of it;
  * - `titles`: the primary texts as space-joined stems of their terms, sorted, with their
  *   documents, for the exact and prefix tiers ("Strawberries, raw" is `strawberri raw`).
- * About 9 bytes per posting plus the titles' and stems' bytes: `indexBytes` reports it per source.
+ * About 10 bytes per posting plus the titles' and stems' bytes: `indexBytes` reports it per source.
  * Every array is on a SharedArrayBuffer, so the runner's ranking threads read the one copy.
  */
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBResult } from '@duckdb/node-api';
@@ -22,63 +22,15 @@ import { searchTable } from './table-names.ts';
 import type { StoredLookupSource } from './page-sql.ts';
 import { equalRange, SortedTextsBuilder, textAt, textCount, type SortedTexts } from './sorted-texts.ts';
 import { compareUtf8, stemOf, stemPhrase } from '../vocabulary/stems.ts';
+import type { SourceIndex } from './index-arrays.ts';
+import { withPostingExtras } from './posting-extras.ts';
 
-export interface SourceIndex {
-  readonly documents: number;
-  readonly terms: SortedTexts;
-  readonly postingEnds: Uint32Array;
-  readonly postingDocs: Int32Array;
-  readonly postingTf: Float32Array;
-  readonly postingPrimary: Uint8Array;
-  /** Indexed by `doc` (1 to `documents`). */
-  readonly norms: Float64Array;
-  /** Per term: 1 when it is found only in id fields (a ticker, an arXiv id), which get no typos. */
-  readonly idTerms: Uint8Array;
-  readonly stems: SortedTexts;
-  readonly stemEnds: Uint32Array;
-  readonly stemTerms: Int32Array;
-  /** The primary texts with each term stemmed. */
-  readonly titles: SortedTexts;
-  readonly titleDocs: Int32Array;
-  /** Per block of postings (`block-maxima.ts`): the largest `tf / (tf + norm)`, and whether any is in a primary field. */
-  readonly blockImpact: Float64Array;
-  readonly blockPrimary: Uint8Array;
-}
-
-/**
- * Per-block maxima of the postings, for the ranking's skipping (`../rank/page.ts`): the postings
- * array cut into blocks of BLOCK_POSTINGS, each with the largest `tf / (tf + norm)` of its postings
- * (a bound on any of them in BM25, whatever the word's idf and weight) and whether any of them is
- * in a primary field. A block may straddle two terms' lists; its bounds then hold for both. They
- * are computed when a version's index is opened (one pass over the postings), not stored in
- * `search-index.bin`, so the file's format is unchanged; they live on a SharedArrayBuffer like the
- * rest, so the ranking threads read the one copy.
- */
-export const BLOCK_SHIFT = 6;
-export const BLOCK_POSTINGS = 1 << BLOCK_SHIFT;
-
-/** The index's arrays without the maxima computed from them. */
-export type IndexArrays = Omit<SourceIndex, 'blockImpact' | 'blockPrimary'>;
-
-export function withBlockMaxima(arrays: IndexArrays): SourceIndex {
-  const { postingDocs, postingTf, postingPrimary, norms } = arrays;
-  const blocks = (postingDocs.length + BLOCK_POSTINGS - 1) >>> BLOCK_SHIFT;
-  const blockImpact = new Float64Array(new SharedArrayBuffer(blocks * 8));
-  const blockPrimary = new Uint8Array(new SharedArrayBuffer(blocks));
-  for (let p = 0; p < postingDocs.length; p++) {
-    const b = p >>> BLOCK_SHIFT;
-    const tf = postingTf[p]!;
-    const impact = tf / (tf + norms[postingDocs[p]!]!);
-    if (impact > blockImpact[b]!) blockImpact[b] = impact;
-    blockPrimary[b]! |= postingPrimary[p]!;
-  }
-  return { ...arrays, blockImpact, blockPrimary };
-}
+export type { SourceIndex } from './index-arrays.ts';
 
 /** Bytes held by one source's index. */
 export function indexBytes(index: SourceIndex): number {
   const arrays = [index.postingEnds, index.postingDocs, index.postingTf, index.postingPrimary, index.norms, index.titleDocs,
-    index.terms.ends, index.terms.bytes, index.idTerms, index.titles.ends, index.titles.bytes, index.stems.ends, index.stems.bytes, index.stemEnds, index.stemTerms, index.blockImpact, index.blockPrimary];
+    index.terms.ends, index.terms.bytes, index.idTerms, index.titles.ends, index.titles.bytes, index.stems.ends, index.stems.bytes, index.stemEnds, index.stemTerms, index.blockImpact, index.blockPrimary, index.postingNorms, index.normTable];
   return arrays.reduce((sum, array) => sum + array.byteLength, 0);
 }
 
@@ -227,7 +179,7 @@ export async function loadSourceIndex(connection: DuckDBConnection, source: Stor
   const idTerms = await loadIdTerms(connection, source, terms);
   const { stems, stemEnds, stemTerms } = buildStems(terms);
   const { titles, titleDocs } = await loadTitles(connection, searchTable(source, 'titles'));
-  return withBlockMaxima({
+  return withPostingExtras({
     documents, terms: sharedTexts(terms), postingEnds: shared(postingEnds), ...postings, idTerms: shared(idTerms),
     stems: sharedTexts(stems), stemEnds: shared(stemEnds), stemTerms: shared(stemTerms), titles: sharedTexts(titles), titleDocs: shared(titleDocs),
   });

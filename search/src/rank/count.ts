@@ -7,37 +7,11 @@
  */
 import { postingStart, type SourceIndex } from '../index/source-index.ts';
 import type { WordTerms } from '../query/word-terms.ts';
-import { findPosting, hasBit, scratchOf, SEARCH_OVER_PASS } from './matches.ts';
-
-/** Postings marked between two deadline checks. */
-const BLOCK = 1 << 16;
+import { scratchOf, SEARCH_OVER_PASS } from './matches.ts';
+import { findPosting, hasBit, listOf, markWord } from './postings.ts';
 
 /** Document frequencies of the words with several terms, per word (`wordTerms` keeps its words per index). */
 const frequencies = new WeakMap<WordTerms, number>();
-
-/** Marks the word's documents in `bits` (cleared first) and returns how many there are. */
-function markWord(index: SourceIndex, word: WordTerms, bits: Uint32Array, checkDeadline: () => void): number {
-  const { postingDocs } = index;
-  bits.fill(0);
-  let df = 0;
-  for (const t of word.terms) {
-    const end = index.postingEnds[t]!;
-    for (let p = postingStart(index, t); p < end;) {
-      const blockEnd = Math.min(end, p + BLOCK);
-      for (; p < blockEnd; p++) {
-        const doc = postingDocs[p]!;
-        const at = doc >>> 5;
-        const bit = 1 << (doc & 31);
-        if ((bits[at]! & bit) === 0) {
-          bits[at]! |= bit;
-          df++;
-        }
-      }
-      checkDeadline();
-    }
-  }
-  return df;
-}
 
 /** The word's document frequency: the documents holding any of its terms (its BM25 idf counts them). */
 export function documentFrequency(index: SourceIndex, word: WordTerms, checkDeadline: () => void): number {
@@ -69,16 +43,6 @@ export function markMatches(index: SourceIndex, words: readonly WordTerms[], int
   let matched = 0;
   for (let i = 0; i < into.length; i++) if (into[i] !== 0) matched += popcount(into[i]!);
   return matched;
-}
-
-/** The documents marked in `bits`, in order. */
-function listOf(bits: Uint32Array, count: number): Int32Array {
-  const docs = new Int32Array(count);
-  let n = 0;
-  for (let i = 0; i < bits.length; i++) {
-    for (let word = bits[i]!; word !== 0; word &= word - 1) docs[n++] = (i << 5) + (31 - Math.clz32(word & -word));
-  }
-  return docs;
 }
 
 /**

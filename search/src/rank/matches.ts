@@ -4,18 +4,18 @@
  * the postings of the words' terms are read, so the work follows their number, not the table size.
  *
  * The rarest word's documents are the candidates; each further word filters them, by binary search
- * in its list when it is one long list against few candidates, else by one pass over its postings
- * (`sumPostings`, the one postings loop) that counts its documents in a bit set (its df) and sums
- * tf for the candidates. Bit sets of every document are a few hundred KB, so they stay in the CPU's
- * cache. The scratch arrays are per index and per thread (the ranking is synchronous, so lookups
+ * in its list when it is one long list against few candidates, else by marking its documents in a
+ * bit set (`markWord`, which also counts its df) and one pass over its postings that sums tf for
+ * the candidates (`sumPostings`). Bit sets of every document are a few hundred KB, so they stay in
+ * the CPU's cache. The scratch arrays are per index and per thread (the ranking is synchronous, so lookups
  * never share them concurrently); `checkDeadline` is called between blocks of postings.
  */
 import { postingStart, type SourceIndex } from '../index/source-index.ts';
+import { normAt } from '../index/posting-extras.ts';
 import { STEM, typosOf, type WordTerms } from '../query/word-terms.ts';
 import { bm25, idfOf } from './bm25.ts';
+import { BLOCK, findPosting, hasBit, listOf, markWord } from './postings.ts';
 
-/** Postings summed between two deadline checks: well under a millisecond of work. */
-const BLOCK = 1 << 16;
 const NONE = 255;
 /** Binary search wins over a pass when the list is this many times longer than the candidates. */
 export const SEARCH_OVER_PASS = 16;
@@ -55,19 +55,14 @@ export function scratchOf(index: SourceIndex): Scratch {
   return scratch;
 }
 
-export const hasBit = (bits: Uint32Array, doc: number) => (bits[doc >>> 5]! & (1 << (doc & 31))) !== 0;
-
 /**
- * One pass over a word's postings: marks its documents in `termBits` and returns their count (its
- * df). For the candidates (every document when `candidates` is undefined, whose first posting then
- * starts its sums and records it in `touched`), sums the weighted tf, flags a whole-word term in a
- * primary field and keeps the closest class.
+ * For the candidates (every document of the word when `candidates` is undefined), sums the
+ * weighted tf, flags a whole-word term in a primary field and keeps the closest class. The word's
+ * documents were marked first (`markWord`), which also gave its df.
  */
-function sumPostings(index: SourceIndex, scratch: Scratch, word: WordTerms, checkDeadline: () => void, candidates?: Uint32Array, touched?: Int32Array): number {
-  const { tf, flag, cls, termBits } = scratch;
+function sumPostings(index: SourceIndex, scratch: Scratch, word: WordTerms, checkDeadline: () => void, candidates?: Uint32Array): void {
+  const { tf, flag, cls } = scratch;
   const { postingDocs, postingTf, postingPrimary } = index;
-  termBits.fill(0);
-  let df = 0;
   for (let e = 0; e < word.terms.length; e++) {
     const t = word.terms[e]!;
     const [weight, whole, c] = [word.weights[e]!, word.wholes[e]!, word.classes[e]!];
@@ -76,19 +71,7 @@ function sumPostings(index: SourceIndex, scratch: Scratch, word: WordTerms, chec
       const blockEnd = Math.min(end, p + BLOCK);
       for (; p < blockEnd; p++) {
         const doc = postingDocs[p]!;
-        const at = doc >>> 5;
-        const bit = 1 << (doc & 31);
-        if ((termBits[at]! & bit) === 0) {
-          termBits[at]! |= bit;
-          if (touched) {
-            touched[df] = doc;
-            tf[doc] = 0;
-            flag[doc] = 0;
-            cls[doc] = NONE;
-          }
-          df++;
-        }
-        if (candidates && (candidates[at]! & bit) === 0) continue;
+        if (candidates && !hasBit(candidates, doc)) continue;
         tf[doc]! += postingTf[p]! * weight;
         flag[doc]! |= whole & postingPrimary[p]!;
         if (c < cls[doc]!) cls[doc] = c;
@@ -96,7 +79,16 @@ function sumPostings(index: SourceIndex, scratch: Scratch, word: WordTerms, chec
       checkDeadline();
     }
   }
-  return df;
+}
+
+/** Starts the sums of `docs` (the first `count`) at nothing. */
+function clearSums(scratch: Scratch, docs: Int32Array, count: number): void {
+  for (let j = 0; j < count; j++) {
+    const doc = docs[j]!;
+    scratch.tf[doc] = 0;
+    scratch.flag[doc] = 0;
+    scratch.cls[doc] = NONE;
+  }
 }
 
 /** Keeps the matches in `termBits` (the last pass's documents), adding the word's BM25, outside, typos and stem-only count. */
@@ -128,7 +120,7 @@ function listMatches(index: SourceIndex, word: WordTerms): Matches {
   const scores = new Float64Array(count);
   const outside = new Uint8Array(count);
   for (let j = 0; j < count; j++) {
-    scores[j] = bm25(idf, index.postingTf[start + j]! * weight, index.norms[docs[j]!]!);
+    scores[j] = bm25(idf, index.postingTf[start + j]! * weight, normAt(index, start + j, docs[j]!));
     outside[j] = 1 - (whole & index.postingPrimary[start + j]!);
   }
   return { count, docs, scores, outside, typos: new Uint8Array(count).fill(typosOf(cls)), stems: new Uint8Array(count).fill(cls === STEM ? 1 : 0) };
@@ -137,25 +129,15 @@ function listMatches(index: SourceIndex, word: WordTerms): Matches {
 /** The matches of the word with the fewest postings: the candidates the other words filter. */
 function firstMatches(index: SourceIndex, scratch: Scratch, word: WordTerms, checkDeadline: () => void): Matches {
   if (word.terms.length === 1) return listMatches(index, word);
-  const touched = new Int32Array(word.postings);
-  const count = sumPostings(index, scratch, word, checkDeadline, undefined, touched);
+  const count = markWord(index, word, scratch.termBits, checkDeadline);
+  const docs = listOf(scratch.termBits, count);
+  clearSums(scratch, docs, count);
+  sumPostings(index, scratch, word, checkDeadline);
   const matches: Matches = {
-    count, docs: touched, scores: new Float64Array(count), outside: new Uint8Array(count), typos: new Uint8Array(count), stems: new Uint8Array(count),
+    count, docs, scores: new Float64Array(count), outside: new Uint8Array(count), typos: new Uint8Array(count), stems: new Uint8Array(count),
   };
   keepSummed(index, scratch, matches, count);
   return matches;
-}
-
-/** The first posting of `doc` in `[from, to)` of a term's list (sorted by document), or −1. */
-export function findPosting(docs: Int32Array, from: number, to: number, doc: number): number {
-  let low = from;
-  let high = to;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (docs[middle]! < doc) low = middle + 1;
-    else high = middle;
-  }
-  return low < to && docs[low] === doc ? low : -1;
 }
 
 /** A word with one long posting list and few candidates left: each candidate is looked up in the list by binary search. */
@@ -171,7 +153,7 @@ function filterByList(index: SourceIndex, matches: Matches, word: WordTerms): vo
     const p = findPosting(index.postingDocs, start, end, doc);
     if (p < 0) continue;
     docs[kept] = doc;
-    scores[kept] = scores[j]! + bm25(idf, index.postingTf[p]! * weight, index.norms[doc]!);
+    scores[kept] = scores[j]! + bm25(idf, index.postingTf[p]! * weight, normAt(index, p, doc));
     outside[kept] = outside[j]! + 1 - (whole & index.postingPrimary[p]!);
     typos[kept] = typos[j]! + typosOf(cls);
     stems[kept] = stems[j]! + (cls === STEM ? 1 : 0);
@@ -182,16 +164,13 @@ function filterByList(index: SourceIndex, matches: Matches, word: WordTerms): vo
 
 /** A further word, by one pass over its postings that sums tf for the candidates only. */
 function filterByPass(index: SourceIndex, scratch: Scratch, matches: Matches, word: WordTerms, checkDeadline: () => void): void {
-  const { tf, flag, cls, candidateBits } = scratch;
+  const { candidateBits } = scratch;
   candidateBits.fill(0);
-  for (let j = 0; j < matches.count; j++) {
-    const doc = matches.docs[j]!;
-    candidateBits[doc >>> 5]! |= 1 << (doc & 31);
-    tf[doc] = 0;
-    flag[doc] = 0;
-    cls[doc] = NONE;
-  }
-  keepSummed(index, scratch, matches, sumPostings(index, scratch, word, checkDeadline, candidateBits));
+  for (let j = 0; j < matches.count; j++) candidateBits[matches.docs[j]! >>> 5]! |= 1 << (matches.docs[j]! & 31);
+  clearSums(scratch, matches.docs, matches.count);
+  const df = markWord(index, word, scratch.termBits, checkDeadline);
+  sumPostings(index, scratch, word, checkDeadline, candidateBits);
+  keepSummed(index, scratch, matches, df);
 }
 
 /** Every document matching every word, with what the rules need of it. */

@@ -1,7 +1,7 @@
 /**
  * The page of one reading, without scoring every match. The documents are cut into windows of
  * WINDOW documents. From the per-block maxima of the words' postings (`blockImpact`, `blockPrimary`
- * in `../index/source-index.ts`) each window gets, without reading a posting, the best key any of
+ * in `../index/posting-extras.ts`) each window gets, without reading a posting, the best key any of
  * its documents could have under the rules of `order.ts`: the fewest typos and stem-only words its
  * terms allow, its best tier (a title of the phrase in it, or a word in a primary field), the fewest
  * words outside the primary fields, and the most BM25 its blocks allow (a word's score in a
@@ -9,22 +9,24 @@
  * grows slower than the sum of its parts). The windows are then taken best bound first, as buckets
  * of the rules in order; a window is scored exactly, posting by posting, only while its bound could
  * still enter the page, and the first window that cannot ends the search, since every later one is
- * bounded no better. The page is the exhaustive ranking's: the same documents, keys and scores,
- * summed in the same order (`matches.ts`); `rank.fast.test.ts` checks it.
+ * bounded no better. A window's bound mixes its documents (one holds a title, another the best
+ * BM25), so once the page is full of titled documents a window is scored for its titled documents
+ * alone (`onlyTitled`): on a large source most windows hold some title of a common word, few of
+ * them a document that could enter. The page is the exhaustive ranking's: the same documents,
+ * keys and scores, summed in the same order (`matches.ts`); `rank.fast.test.ts` checks it.
  */
-import { BLOCK_SHIFT, postingStart, type SourceIndex } from '../index/source-index.ts';
+import { postingStart, type SourceIndex } from '../index/source-index.ts';
+import { BLOCK_SHIFT } from '../index/posting-extras.ts';
 import type { Reading } from '../query/readings.ts';
 import { K1 } from '../query/terms.ts';
 import { STEM, typosOf, type WordTerms } from '../query/word-terms.ts';
 import { bm25, idfOf } from './bm25.ts';
 import { documentFrequency } from './count.ts';
-import { findPosting, scratchOf, SEARCH_OVER_PASS } from './matches.ts';
+import { scratchOf } from './matches.ts';
 import { insertTop, ranksBefore, type RankedDoc } from './order.ts';
 import { tierOf, titledDocs, type Titled } from './tier.ts';
+import { countWindow, NONE, sumWindow, WINDOW, WINDOW_SHIFT, windowScratchOf, type WindowScratch } from './window.ts';
 
-const WINDOW_SHIFT = 12;
-const WINDOW = 1 << WINDOW_SHIFT;
-const NONE = 255;
 /** A bound is raised by this much against rounding: the exact sums may differ from it in the last bits. */
 const ROUNDING = 1 + 1e-9;
 
@@ -104,96 +106,26 @@ function titledWindowsOf(titled: Titled, windows: number): Uint8Array {
   return marks;
 }
 
-/** Per-window scratch, indexed by `doc − window start`. */
-interface WindowScratch {
-  readonly words: Uint8Array;
-  readonly score: Float64Array;
-  readonly outside: Uint8Array;
-  readonly typos: Uint8Array;
-  readonly stems: Uint8Array;
-  readonly tf: Float64Array;
-  readonly flag: Uint8Array;
-  readonly cls: Uint8Array;
-  seen: Int32Array;
-  prev: Int32Array;
-}
-
-const windowScratch = (): WindowScratch => ({
-  words: new Uint8Array(WINDOW), score: new Float64Array(WINDOW), outside: new Uint8Array(WINDOW), typos: new Uint8Array(WINDOW),
-  stems: new Uint8Array(WINDOW), tf: new Float64Array(WINDOW), flag: new Uint8Array(WINDOW), cls: new Uint8Array(WINDOW), seen: new Int32Array(WINDOW), prev: new Int32Array(WINDOW),
-});
-
-/** The first position in `[from, to)` of a sorted list whose document is `doc` or later. */
-function firstAtOrAfter(docs: Int32Array, from: number, to: number, doc: number): number {
-  let [low, high] = [from, to];
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (docs[middle]! < doc) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-}
-
-/** Adds posting `p` of a term to document `d`'s sums for the word; lists `d` in `seen` the first time. */
-function addPosting(index: SourceIndex, s: WindowScratch, p: number, d: number, weight: number, whole: number, c: number, reached: number): number {
-  if (s.cls[d] === NONE) {
-    s.seen[reached++] = d;
-    s.tf[d] = 0;
-    s.flag[d] = 0;
-  }
-  s.tf[d]! += index.postingTf[p]! * weight;
-  s.flag[d]! |= whole & index.postingPrimary[p]!;
-  if (c < s.cls[d]!) s.cls[d] = c;
-  return reached;
-}
-
 /**
- * Sums word `i`'s postings in the window for the documents that hold the words before it (`prev`,
- * `candidates` of them; all for the first word), as `matches.ts` does for every document: by a pass
- * over the term's postings in the window, or by binary search for each candidate when they are few
- * against them. Returns how many documents it reached (listed in `seen`).
+ * Scores the window's matches exactly and offers each to the page; returns how many there are.
+ * With `only`, a bit set of documents, the others are not summed: the caller knows they cannot
+ * enter the page, and does not need the count.
  */
-function sumWindow(index: SourceIndex, s: WindowScratch, word: WordTerms, i: number, lo: number, prev: Int32Array, candidates: number): number {
-  const { postingDocs } = index;
-  let reached = 0;
-  for (let e = 0; e < word.terms.length; e++) {
-    const t = word.terms[e]!;
-    const [weight, whole, c] = [word.weights[e]!, word.wholes[e]!, word.classes[e]!];
-    const end = index.postingEnds[t]!;
-    const from = firstAtOrAfter(postingDocs, postingStart(index, t), end, lo);
-    const to = firstAtOrAfter(postingDocs, from, end, lo + WINDOW);
-    if (i > 0 && candidates * SEARCH_OVER_PASS < to - from) {
-      for (let j = 0; j < candidates; j++) {
-        const p = findPosting(postingDocs, from, to, lo + prev[j]!);
-        if (p >= 0) reached = addPosting(index, s, p, prev[j]!, weight, whole, c, reached);
-      }
-      continue;
-    }
-    for (let p = from; p < to; p++) {
-      const d = postingDocs[p]! - lo;
-      if (s.words[d] === i) reached = addPosting(index, s, p, d, weight, whole, c, reached);
-    }
-  }
-  return reached;
-}
-
-/** Scores the window's matches exactly and offers each to the page. */
-function scoreWindow(index: SourceIndex, s: WindowScratch, reading: Reading, ordered: readonly WordTerms[], idfs: readonly number[], titled: Titled, w: number, top: RankedDoc[], limit: number): void {
+function scoreWindow(index: SourceIndex, s: WindowScratch, reading: Reading, ordered: readonly WordTerms[], idfs: readonly number[], titled: Titled, w: number, top: RankedDoc[], limit: number, only?: Uint32Array): number {
   const lo = w << WINDOW_SHIFT;
-  const { norms } = index;
-  const { tf, score, outside, typos, stems, flag, words, cls: classes } = s;
+  const { tf, norm, score, outside, typos, stems, flag, words, cls: classes } = s;
   s.words.fill(0);
   s.cls.fill(NONE);
   let reached = 0;
   for (let i = 0; i < ordered.length; i++) {
     [s.prev, s.seen] = [s.seen, s.prev];
-    reached = sumWindow(index, s, ordered[i]!, i, lo, s.prev, reached);
+    reached = sumWindow(index, s, ordered[i]!, i, lo, s.prev, reached, only);
     const { seen } = s;
     const idf = idfs[i]!;
     for (let j = 0; j < reached; j++) {
       const d = seen[j]!;
       const cls = classes[d]!;
-      const part = bm25(idf, tf[d]!, norms[lo + d]!);
+      const part = bm25(idf, tf[d]!, norm[d]!);
       score[d] = i === 0 ? part : score[d]! + part;
       outside[d] = (i === 0 ? 0 : outside[d]!) + 1 - flag[d]!;
       typos[d] = (i === 0 ? 0 : typos[d]!) + typosOf(cls);
@@ -201,7 +133,7 @@ function scoreWindow(index: SourceIndex, s: WindowScratch, reading: Reading, ord
       words[d] = i + 1;
       classes[d] = NONE;
     }
-    if (reached === 0) return;
+    if (reached === 0) return 0;
   }
   // One candidate object reused: a match that cannot enter the full page is never allocated.
   const candidate = { doc: 0, typos: 0, tier: 0, outside: 0, stems: 0, score: 0 };
@@ -215,10 +147,33 @@ function scoreWindow(index: SourceIndex, s: WindowScratch, reading: Reading, ord
     candidate.score = score[d]!;
     if (top.length < limit || ranksBefore(candidate, top[limit - 1]!)) insertTop(top, { ...candidate }, limit);
   }
+  return reached;
 }
 
-/** The reading's page: its best `limit` matches, best first, as `order.ts` ranks them. */
-export function pageOf(index: SourceIndex, reading: Reading, limit: number, checkDeadline: () => void): RankedDoc[] {
+/** The reading's page, best first, and with `counting` the number of its matches (else 0). */
+export interface ReadingPage {
+  readonly docs: RankedDoc[];
+  readonly total: number;
+}
+
+/**
+ * The titles' bit set when only a titled document of the window can still enter the page: the
+ * page is full, its last is titled (tier 0 or 1), and it has no more typos than any document of the
+ * window can have (`bound`, the window's best key), so an untitled document (tier 2 or 3) ranks
+ * after it. Undefined when every match must be summed: for the count, or while that is not so.
+ */
+function onlyTitled(bound: RankedDoc, top: readonly RankedDoc[], limit: number, counting: boolean, titled: Titled): Uint32Array | undefined {
+  if (counting || top.length < limit) return undefined;
+  const last = top[limit - 1]!;
+  return last.tier <= 1 && last.typos <= bound.typos ? titled.bits : undefined;
+}
+
+/**
+ * The reading's page: its best `limit` matches, best first, as `order.ts` ranks them. With
+ * `counting`, also their number: the windows scored counted theirs, and the windows the page did
+ * not need (those where some word has no posting hold none) are counted without scoring.
+ */
+export function pageOf(index: SourceIndex, reading: Reading, limit: number, checkDeadline: () => void, counting = false): ReadingPage {
   // The words in the order `matchAll` sums their scores, so every score is the same to the last bit.
   const ordered = [...reading.words].sort((a, b) => a.postings - b.postings);
   const idfs = ordered.map((word) => idfOf(index, documentFrequency(index, word, checkDeadline)));
@@ -234,11 +189,17 @@ export function pageOf(index: SourceIndex, reading: Reading, limit: number, chec
   }
   candidates.sort((a, b) => (ranksBefore(a, b) ? -1 : ranksBefore(b, a) ? 1 : 0));
   const top: RankedDoc[] = [];
-  const s = windowScratch();
-  for (const bound of candidates) {
+  const s = windowScratchOf();
+  let [scored, total] = [0, 0];
+  for (; scored < candidates.length; scored++) {
+    const bound = candidates[scored]!;
     if (top.length === limit && !ranksBefore(bound, top[limit - 1]!)) break;
-    scoreWindow(index, s, reading, ordered, idfs, titled, bound.doc >>> WINDOW_SHIFT, top, limit);
+    total += scoreWindow(index, s, reading, ordered, idfs, titled, bound.doc >>> WINDOW_SHIFT, top, limit, onlyTitled(bound, top, limit, counting, titled));
     checkDeadline();
   }
-  return top;
+  for (let k = scored; counting && k < candidates.length; k++) {
+    total += countWindow(index, s, ordered, candidates[k]!.doc >>> WINDOW_SHIFT);
+    checkDeadline();
+  }
+  return { docs: top, total: counting ? total : 0 };
 }

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { SortedTextsBuilder, type SortedTexts } from '../index/sorted-texts.ts';
-import { withBlockMaxima, type SourceIndex } from '../index/source-index.ts';
+import type { SourceIndex } from '../index/source-index.ts';
+import { withPostingExtras } from '../index/posting-extras.ts';
 import { compareUtf8, stemOf } from '../vocabulary/stems.ts';
 import { parseQuery } from '../query/terms.ts';
 import { rankDocuments } from './rank.ts';
@@ -30,7 +31,7 @@ function indexOf(documents: readonly (readonly [string, string])[]): SourceIndex
   const stems = [...new Set(terms.map(stemOf))].sort(compareUtf8);
   const stemTerms = stems.flatMap((s) => terms.flatMap((t, i) => (stemOf(t) === s ? [i] : [])));
   let stemEnd = 0;
-  return withBlockMaxima({
+  return withPostingExtras({
     documents: documents.length, terms: texts(terms),
     postingEnds: Uint32Array.from(terms, (t) => (end += postings.get(t)!.length)),
     postingDocs: Int32Array.from(all, (p) => p.doc), postingTf: Float32Array.from(all, () => 1), postingPrimary: Uint8Array.from(all, (p) => p.primary),

@@ -87,19 +87,29 @@ const exhaustive: RankReadings = (index, readings, limit, checkDeadline) => {
 }
 
 /**
- * Only the page's matches scored (`page.ts`), the total counted apart (`count.ts`). With several
+ * One reading's page and total. One word's matches are its documents, whose number (its df) is
+ * kept per word; several words' are counted by the windows (`pageOf`), which score the windows
+ * that may hold the page and count the others.
+ */
+function onePage(index: SourceIndex, reading: Reading, limit: number, checkDeadline: () => void): Ranking {
+  const oneWord = reading.words.length === 1;
+  const total = oneWord ? countMatches(index, reading.words, checkDeadline) : undefined;
+  if (total === 0) return NO_MATCH;
+  const page = pageOf(index, reading, limit, checkDeadline, !oneWord);
+  return { total: total ?? page.total, docs: page.docs };
+}
+
+/**
+ * Only the page's matches scored (`page.ts`), the total counted apart (`count.ts`, or `onePage`). With several
  * readings, a document's best entry is in its reading's own page, so the pages' union holds the page.
  */
 const paged: RankReadings = (index, readings, limit, checkDeadline) => {
-  if (readings.length === 1) {
-    const total = countMatches(index, readings[0]!.words, checkDeadline);
-    return total === 0 ? NO_MATCH : { total, docs: pageOf(index, readings[0]!, limit, checkDeadline) };
-  }
+  if (readings.length === 1) return onePage(index, readings[0]!, limit, checkDeadline);
   const total = countMatchesOfAny(index, readings.map((reading) => reading.words), checkDeadline);
   if (total === 0) return NO_MATCH;
   const best = new Map<number, RankedDoc>();
   for (const reading of readings) {
-    for (const ranked of pageOf(index, reading, limit, checkDeadline)) {
+    for (const ranked of pageOf(index, reading, limit, checkDeadline).docs) {
       const known = best.get(ranked.doc);
       if (!known || ranksBefore(ranked, known)) best.set(ranked.doc, ranked);
     }
@@ -111,12 +121,17 @@ const paged: RankReadings = (index, readings, limit, checkDeadline) => {
 
 /**
  * Readings this small are scored whole: their windows' bounds and page cost more than scoring
- * every match (the windows pay off on long lists, whose bounds can skip most of them).
+ * every match (the windows pay off on long lists, whose bounds can skip most of them). Scoring
+ * whole sums into arrays over every document, a cache miss per posting once those arrays outgrow
+ * the CPU's cache, where a window's sums stay in it: so on a source of many documents a reading
+ * is small only below one posting per DOCUMENTS_PER_POSTING documents.
  */
 const PAGED_FROM_POSTINGS = 50_000;
+const DOCUMENTS_PER_POSTING = 256;
 
 const fast: RankReadings = (index, readings, limit, checkDeadline) => {
-  const small = readings.every((reading) => reading.words.reduce((sum, word) => sum + word.postings, 0) < PAGED_FROM_POSTINGS);
+  const threshold = Math.min(PAGED_FROM_POSTINGS, index.documents / DOCUMENTS_PER_POSTING);
+  const small = readings.every((reading) => reading.words.reduce((sum, word) => sum + word.postings, 0) < threshold);
   return (small ? exhaustive : paged)(index, readings, limit, checkDeadline);
 };
 
