@@ -170,8 +170,11 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
       void queue.run(async () => (await tableFiles(background, table.name, rows, buildDir, log)).forEach((f) => publishTableFile(f, outputs))).catch(() => {});
       // Only in service.db (the lookups read it); the per-table files and zips are the catalog's tables.
       for (const spec of SEARCH_SPECS.filter((s) => s.tables.includes(table.name) && s.tables.every((t) => loaded.has(t)))) {
-        void queue.run(() => stage(log, `search index ${spec.source}`, () => buildSearchIndex(background, spec))).catch(() => {});
-        void queue.run(() => stage(log, `runner files ${spec.source}`, () => runner.addSource(background, spec.source))).catch(() => {});
+        // The index build returns the runner's arrays' makings: the runner files never read the index tables.
+        void queue.run(async () => {
+          const built = await stage(log, `search index ${spec.source}`, () => buildSearchIndex(background, spec, { scratchDir: buildDir }));
+          await stage(log, `runner files ${spec.source}`, () => runner.addSource(background, spec.source, built));
+        }).catch(() => {});
       }
     }
     await stage(log, 'files and indexes after the last load', () => queue.drained());

@@ -17,7 +17,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import type { StoredLookupSource } from './page-sql.ts';
 import type { PageOffsets } from './pages.ts';
-import { withBlockMaxima, type SourceIndex } from './source-index.ts';
+import { withBlockMaxima, type IndexArrays, type SourceIndex } from './source-index.ts';
 import type { SortedTexts } from './sorted-texts.ts';
 
 export const INDEX_FILE_NAME = 'search-index.bin';
@@ -32,6 +32,12 @@ const READ_BYTES = 1 << 28;
 
 export interface SourceFiles {
   readonly index: SourceIndex;
+  readonly pages: PageOffsets;
+}
+
+/** What the file holds of a source: its arrays without the block maxima, which a reader computes. */
+export interface WrittenSourceFiles {
+  readonly index: IndexArrays;
   readonly pages: PageOffsets;
 }
 
@@ -55,7 +61,7 @@ function typeOf(array: AnyArray): ArrayType {
 }
 
 /** One source's arrays by name: the index's, its texts' bytes and ends, and the page offsets flattened. */
-function namedArrays({ index, pages }: SourceFiles): Record<string, AnyArray> {
+function namedArrays({ index, pages }: WrittenSourceFiles): Record<string, AnyArray> {
   const texts = (name: string, t: SortedTexts) => ({ [`${name}Bytes`]: new Uint8Array(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength), [`${name}Ends`]: t.ends });
   const more = [...pages.more].flatMap(([doc, rows]) => rows.map(([start, length]) => [doc, start, length] as const));
   return {
@@ -74,7 +80,7 @@ function checkByteOrder(): void {
 /** An index file being written one source at a time, so a writer holds one source's arrays at once. */
 export interface IndexFileWriter {
   /** Appends the source's arrays; the caller may drop them once this resolves. */
-  add(source: StoredLookupSource, files: SourceFiles): Promise<void>;
+  add(source: StoredLookupSource, files: WrittenSourceFiles): Promise<void>;
   /** Writes the table of contents, the trailer and the header: only then is the file readable. */
   close(): Promise<void>;
   /** Closes the file without finishing it (the build failed; its folder is removed). */
