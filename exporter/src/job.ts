@@ -10,7 +10,7 @@
  * Each source's runner files (its lookup arrays and page file) are built right after its index.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { sourceOfTable } from '@uda/shared/catalog';
@@ -53,6 +53,7 @@ export async function runExport(options: ExportJobOptions): Promise<ExportResult
   const builtAt = new Date();
   const version = newVersion(builtAt, randomBytes(3).toString('hex'));
   const buildDir = join(options.workDir, `build-${version}`);
+  await removeLeftoverBuilds(options.workDir);
   await mkdir(buildDir, { recursive: true });
   const log = options.logger.child({ version });
   const uploads = versionUploads(options.store, version, options.onUploaded);
@@ -75,6 +76,16 @@ export async function runExport(options: ExportJobOptions): Promise<ExportResult
   } finally {
     await rm(buildDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Removes the build folders of runs killed outright (SIGKILL, an OOM kill: no `finally` ran), which
+ * would otherwise fill the disk over the nights. Only one export runs at a time (the CronJob forbids
+ * overlapping runs), so any build folder found at the start is such a leftover.
+ */
+async function removeLeftoverBuilds(workDir: string): Promise<void> {
+  const names = await readdir(workDir).catch(() => []);
+  await Promise.all(names.filter((name) => name.startsWith('build-')).map((name) => rm(join(workDir, name), { recursive: true, force: true })));
 }
 
 const seconds = (ms: number) => Number((ms / 1000).toFixed(2));
