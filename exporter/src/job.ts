@@ -130,6 +130,22 @@ function serialQueue() {
   };
 }
 
+/**
+ * The two kinds of work that each take most of the export's memory take turns: a table's load
+ * (DuckDB's memory limit) and a source's runner files (its arrays, stemmed titles and page rows in
+ * JavaScript). A runner-files stage waits for the running load to finish, the next load for it.
+ */
+function memoryTurns() {
+  let last: Promise<unknown> = Promise.resolve();
+  return {
+    take<T>(work: () => Promise<T>): Promise<T> {
+      const turn = last.then(work);
+      last = turn.catch(() => {});
+      return turn;
+    },
+  };
+}
+
 /** The built files so far: every file's upload and hash, and the bulk zips that the table files go into. */
 interface Outputs {
   readonly uploads: VersionUploads;
@@ -159,6 +175,8 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
   const database = await openBuildDatabase(dbPath, limits);
   const background = await database.connect();
   const queue = serialQueue();
+  // A load fills DuckDB's memory and a source's runner files JavaScript's: one at a time, so both fit one budget.
+  const turns = memoryTurns();
   const zipsStarted = performance.now();
   const outputs: Outputs = {
     uploads,
@@ -175,7 +193,7 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
       uploads.check();
       if (table.keepFirst) await queue.drained();
       queue.check();
-      const rows = await loadOne(database.connection, table, buildDir, progress, log);
+      const rows = await turns.take(() => loadOne(database.connection, table, buildDir, progress, log));
       counts[table.name] = { source: sourceOfTable(table.name)!.id, rows };
       loaded.add(table.name);
       void queue.run(async () => (await tableFiles(background, table.name, rows, buildDir, log)).forEach((f) => publishTableFile(f, outputs))).catch(() => {});
@@ -184,7 +202,7 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
         // The index build returns the runner's arrays' makings: the runner files never read the index tables.
         void queue.run(async () => {
           const built = await stage(log, `search index ${spec.source}`, () => buildSearchIndex(background, spec, { scratchDir: buildDir }));
-          await stage(log, `runner files ${spec.source}`, () => runner.addSource(background, spec.source, built));
+          await turns.take(() => stage(log, `runner files ${spec.source}`, () => runner.addSource(background, spec.source, built)));
         }).catch(() => {});
       }
     }

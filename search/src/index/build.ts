@@ -7,11 +7,11 @@
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { STORED_SOURCES } from '@uda/shared/runner-contract';
-import type { SourceFiles } from './index-file.ts';
+import type { SourceFiles, WrittenSourceFiles } from './index-file.ts';
 import type { BuiltIndex } from './posting-merge.ts';
 import type { StoredLookupSource } from './page-sql.ts';
-import { pagesFileName, renderPages, type PageOffsets } from './pages.ts';
-import { completeIndexArrays, loadSourceIndex, type IndexArrays } from './source-index.ts';
+import { pagesFileName, renderPages } from './pages.ts';
+import { completeIndexArrays, loadSourceIndex } from './source-index.ts';
 
 /** The sources with an index (a source whose tables were not built has none), their page files written into `dir`. */
 export async function buildSourceFiles(connection: DuckDBConnection, dir: string): Promise<Map<StoredLookupSource, SourceFiles>> {
@@ -33,7 +33,7 @@ export async function buildOneSourceFiles(connection: DuckDBConnection, source: 
 /** One source's arrays and page file (written into `dir`) from what its index build returned: the index tables are not read. */
 export async function buildExportedSourceFiles(
   connection: DuckDBConnection, source: StoredLookupSource, dir: string, built: BuiltIndex,
-): Promise<{ index: IndexArrays; pages: PageOffsets }> {
+): Promise<WrittenSourceFiles> {
   const index = completeIndexArrays(built);
   return { index, pages: await renderPages(connection, source, index.documents, join(dir, pagesFileName(source))) };
 }

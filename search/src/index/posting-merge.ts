@@ -7,6 +7,8 @@
  * order: no sort of the postings happens anywhere.
  */
 import { BOOLEAN, DOUBLE, DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBAppender, type DuckDBConnection, type DuckDBType, type DuckDBVector } from '@duckdb/node-api';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { IN_TEXT, PRIMARY, RunReader } from './posting-runs.ts';
 import type { SortedTexts } from './sorted-texts.ts';
 
@@ -65,16 +67,63 @@ class ChunkAppender {
   }
 }
 
+/** A column of the postings written to a file of its own as the merge produces it, instead of held in memory. */
+export interface ColumnFile {
+  readonly path: string;
+  readonly type: 'i32' | 'f32' | 'u8';
+  readonly length: number;
+}
+
+type PostingColumn = 'postingDocs' | 'postingTf' | 'postingPrimary';
+
+/** The postings' arrays as the merge gives them: the per-posting columns in files, the rest in memory. */
+export type MergedPostings = Omit<PostingArrays, PostingColumn> & Record<PostingColumn, ColumnFile>;
+
+/** Appends a column's values to its file through a typed array of them. */
+class ColumnWriter {
+  private readonly file: number;
+  private used = 0;
+  private written = 0;
+  private readonly buffer: Int32Array | Float32Array | Uint8Array;
+  private readonly path: string;
+  private readonly type: ColumnFile['type'];
+
+  constructor(path: string, type: ColumnFile['type']) {
+    this.path = path;
+    this.type = type;
+    this.buffer = new { i32: Int32Array, f32: Float32Array, u8: Uint8Array }[type](1 << 16);
+    this.file = openSync(path, 'w');
+  }
+
+  push(value: number): void {
+    this.buffer[this.used++] = value;
+    if (this.used === this.buffer.length) this.flush();
+  }
+
+  private flush(): void {
+    writeSync(this.file, this.buffer, 0, this.used * this.buffer.BYTES_PER_ELEMENT);
+    this.written += this.used;
+    this.used = 0;
+  }
+
+  close(): ColumnFile {
+    this.flush();
+    closeSync(this.file);
+    return { path: this.path, type: this.type, length: this.written };
+  }
+}
+
 /** The titles as the `titles` table holds them, in (title, doc) order: the runner stems and re-sorts them. */
 export interface TitlePairs {
   readonly texts: SortedTexts;
   readonly docs: Int32Array;
 }
 
-/** What the index build returns for the runner's arrays. */
+/** What the index build returns for the runner's arrays: `release` removes the column files once they are copied. */
 export interface BuiltIndex {
-  readonly postings: PostingArrays;
+  readonly postings: MergedPostings;
   readonly titles: TitlePairs;
+  release(): Promise<void>;
 }
 
 /** A growing list of UTF-8 texts appended in order, finished as `SortedTexts`. */
@@ -102,6 +151,8 @@ class TextList {
 
 export interface MergeTarget {
   readonly connection: DuckDBConnection;
+  /** Where the postings' columns are written (`ColumnFile`). */
+  readonly columnsDir: string;
   readonly postingsTable: string;
   readonly idtermsTable: string;
   readonly documents: number;
@@ -141,17 +192,17 @@ async function eachMergedTerm(paths: readonly string[], visit: (term: Buffer, ru
   }
 }
 
-/** Merges the postings' run files at `paths` into the target's tables, returning the arrays. */
-export async function mergePostings(paths: readonly string[], target: MergeTarget): Promise<PostingArrays> {
+/** Merges the postings' run files at `paths` into the target's tables, returning the arrays (the per-posting ones in files). */
+export async function mergePostings(paths: readonly string[], target: MergeTarget): Promise<MergedPostings> {
   const postings = await ChunkAppender.open(target.connection, target.postingsTable, [VARCHAR, INTEGER, DOUBLE, BOOLEAN, DOUBLE]);
   const idterms = await ChunkAppender.open(target.connection, target.idtermsTable, [VARCHAR]);
   const [termColumn, docColumn, tfColumn, primaryColumn, normColumn] = postings.vectors as [DuckDBVector, DuckDBVector, DuckDBVector, DuckDBVector, DuckDBVector];
   const terms = new TextList();
   const ends: number[] = [];
   const ids: number[] = [];
-  const postingDocs = new Int32Array(target.postings);
-  const postingTf = new Float32Array(target.postings);
-  const postingPrimary = new Uint8Array(target.postings);
+  const postingDocs = new ColumnWriter(join(target.columnsDir, 'postingDocs.i32'), 'i32');
+  const postingTf = new ColumnWriter(join(target.columnsDir, 'postingTf.f32'), 'f32');
+  const postingPrimary = new ColumnWriter(join(target.columnsDir, 'postingPrimary.u8'), 'u8');
   let p = 0;
   try {
     await eachMergedTerm(paths, (termBytes, runs) => {
@@ -162,9 +213,9 @@ export async function mergePostings(paths: readonly string[], target: MergeTarge
           const [doc, tf, flags] = [run.docAt(i), run.tfAt(i), run.flagsAt(i)];
           // Float32 halves the memory; the weights (multiples of 0.5) keep every tf exact in it.
           if (Math.fround(tf) !== tf) throw new Error(`${target.postingsTable}: tf ${tf} is not exact as a float32`);
-          postingDocs[p] = doc;
-          postingTf[p] = tf;
-          postingPrimary[p] = flags & PRIMARY ? 1 : 0;
+          postingDocs.push(doc);
+          postingTf.push(tf);
+          postingPrimary.push(flags & PRIMARY ? 1 : 0);
           inText ||= (flags & IN_TEXT) !== 0;
           termColumn.setItem(postings.row, term);
           docColumn.setItem(postings.row, doc);
@@ -186,11 +237,9 @@ export async function mergePostings(paths: readonly string[], target: MergeTarge
     postings.close();
     idterms.close();
   }
+  const columns = { postingDocs: postingDocs.close(), postingTf: postingTf.close(), postingPrimary: postingPrimary.close() };
   if (p !== target.postings) throw new Error(`${target.postingsTable}: ${p} postings merged, ${target.postings} written to the runs`);
-  return {
-    documents: target.documents, terms: terms.finish(), postingEnds: Uint32Array.from(ends), postingDocs, postingTf, postingPrimary,
-    norms: target.norms, idTerms: Uint8Array.from(ids),
-  };
+  return { documents: target.documents, terms: terms.finish(), postingEnds: Uint32Array.from(ends), ...columns, norms: target.norms, idTerms: Uint8Array.from(ids) };
 }
 
 /** Merges the titles' run files at `paths` into the `titles` table (title, doc), returning the pairs. */

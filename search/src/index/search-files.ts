@@ -36,6 +36,7 @@ export async function openSearchFiles(dir: string): Promise<SearchFilesWriter> {
     async addSource(connection, source, built) {
       if (!isStoredSource(source)) throw new Error(`${source} is not a stored lookup source`);
       await index.add(source, await buildExportedSourceFiles(connection, source, dir, built));
+      await built.release();
       pageFiles.push(pagesFileName(source));
     },
     async finish() {

@@ -22,7 +22,7 @@ import { searchTable } from './table-names.ts';
 import type { StoredLookupSource } from './page-sql.ts';
 import { equalRange, SortedTextsBuilder, textAt, textCount, type SortedTexts } from './sorted-texts.ts';
 import { compareUtf8, stemOf, stemPhrase } from '../vocabulary/stems.ts';
-import type { BuiltIndex, PostingArrays, TitlePairs } from './posting-merge.ts';
+import type { PostingArrays, TitlePairs } from './posting-merge.ts';
 
 export interface SourceIndex {
   readonly documents: number;
@@ -236,7 +236,7 @@ async function loadPostingArrays(connection: DuckDBConnection, source: StoredLoo
 }
 
 /** A source's arrays from what its index build gave (or what was read back from its tables): the postings', the stems and the stemmed titles. */
-export function completeIndexArrays({ postings, titles }: BuiltIndex): IndexArrays {
+export function completeIndexArrays<P extends { readonly terms: SortedTexts }>({ postings, titles }: { postings: P; titles: TitlePairs }): P & Pick<IndexArrays, 'stems' | 'stemEnds' | 'stemTerms' | 'titles' | 'titleDocs'> {
   const { stems, stemEnds, stemTerms } = buildStems(postings.terms);
   return { ...postings, stems, stemEnds, stemTerms, ...stemTitles(titles) };
 }

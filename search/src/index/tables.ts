@@ -54,25 +54,33 @@ export interface BuildOptions {
   readonly scratchDir?: string;
 }
 
-/** Builds one source's index from its tables, which must all be in the database; returns what the runner's arrays are made from. */
+/**
+ * Builds one source's index from its tables, which must all be in the database; returns what the
+ * runner's arrays are made from (the postings' columns in files of the scratch folder: call `release`).
+ */
 export async function buildSearchIndex(connection: DuckDBConnection, spec: SearchSpec, options: BuildOptions = {}): Promise<BuiltIndex> {
   const slicing = options.slicing ?? INDEX_SLICING;
   const run = async (statements: readonly string[]) => {
     for (const sql of statements) await connection.run(sql);
   };
   const runDir = await mkdtemp(join(options.scratchDir ?? tmpdir(), `index-${spec.source}-`));
+  const release = () => rm(runDir, { recursive: true, force: true });
   try {
     await run([stageSql(spec), ...docsSql(spec), ...outputTablesSql(spec)]);
     const documents = await countDocuments(connection);
     const runs = await writePostingRuns(connection, spec, documentTextsSql(spec), documents, { documents: slicing.documents, postings: slicing.rows }, runDir);
     const postings = await mergePostings(runs.paths, {
-      connection, postingsTable: searchTable(spec.source, 'postings'), idtermsTable: searchTable(spec.source, 'idterms'),
+      connection, columnsDir: runDir, postingsTable: searchTable(spec.source, 'postings'), idtermsTable: searchTable(spec.source, 'idterms'),
       documents, norms: runs.norms, postings: runs.postings,
     });
-    return { postings, titles: await mergeTitles(runs.titlePaths, connection, searchTable(spec.source, 'titles')) };
+    const titles = await mergeTitles(runs.titlePaths, connection, searchTable(spec.source, 'titles'));
+    await Promise.all([...runs.paths, ...runs.titlePaths].map((path) => rm(path)));
+    return { postings, titles, release };
+  } catch (error) {
+    await release();
+    throw error;
   } finally {
     await run(dropScratchSql());
-    await rm(runDir, { recursive: true, force: true });
   }
 }
 
@@ -86,7 +94,7 @@ export async function buildSearchIndexes(connection: DuckDBConnection, builtTabl
   const indexed: string[] = [];
   for (const spec of SEARCH_SPECS) {
     if (!spec.tables.every((table) => builtTables.has(table))) continue;
-    await buildSearchIndex(connection, spec);
+    await (await buildSearchIndex(connection, spec)).release();
     indexed.push(spec.source);
   }
   return indexed;
