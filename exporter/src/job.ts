@@ -10,7 +10,7 @@
  * Each source's runner files (its lookup arrays and page file) are built right after its index.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { sourceOfTable } from '@uda/shared/catalog';
@@ -53,6 +53,7 @@ export async function runExport(options: ExportJobOptions): Promise<ExportResult
   const builtAt = new Date();
   const version = newVersion(builtAt, randomBytes(3).toString('hex'));
   const buildDir = join(options.workDir, `build-${version}`);
+  await removeLeftoverBuilds(options.workDir);
   await mkdir(buildDir, { recursive: true });
   const log = options.logger.child({ version });
   const uploads = versionUploads(options.store, version, options.onUploaded);
@@ -75,6 +76,16 @@ export async function runExport(options: ExportJobOptions): Promise<ExportResult
   } finally {
     await rm(buildDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Removes the build folders of runs killed outright (SIGKILL, an OOM kill: no `finally` ran), which
+ * would otherwise fill the disk over the nights. Only one export runs at a time (the CronJob forbids
+ * overlapping runs), so any build folder found at the start is such a leftover.
+ */
+async function removeLeftoverBuilds(workDir: string): Promise<void> {
+  const names = await readdir(workDir).catch(() => []);
+  await Promise.all(names.filter((name) => name.startsWith('build-')).map((name) => rm(join(workDir, name), { recursive: true, force: true })));
 }
 
 const seconds = (ms: number) => Number((ms / 1000).toFixed(2));
@@ -119,6 +130,22 @@ function serialQueue() {
   };
 }
 
+/**
+ * The two kinds of work that each take most of the export's memory take turns: a table's load
+ * (DuckDB's memory limit) and a source's runner files (its arrays, stemmed titles and page rows in
+ * JavaScript). A runner-files stage waits for the running load to finish, the next load for it.
+ */
+function memoryTurns() {
+  let last: Promise<unknown> = Promise.resolve();
+  return {
+    take<T>(work: () => Promise<T>): Promise<T> {
+      const turn = last.then(work);
+      last = turn.catch(() => {});
+      return turn;
+    },
+  };
+}
+
 /** The built files so far: every file's upload and hash, and the bulk zips that the table files go into. */
 interface Outputs {
   readonly uploads: VersionUploads;
@@ -148,6 +175,8 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
   const database = await openBuildDatabase(dbPath, limits);
   const background = await database.connect();
   const queue = serialQueue();
+  // A load fills DuckDB's memory and a source's runner files JavaScript's: one at a time, so both fit one budget.
+  const turns = memoryTurns();
   const zipsStarted = performance.now();
   const outputs: Outputs = {
     uploads,
@@ -164,14 +193,17 @@ async function buildFiles(tables: readonly TableSpec[], buildDir: string, limits
       uploads.check();
       if (table.keepFirst) await queue.drained();
       queue.check();
-      const rows = await loadOne(database.connection, table, buildDir, progress, log);
+      const rows = await turns.take(() => loadOne(database.connection, table, buildDir, progress, log));
       counts[table.name] = { source: sourceOfTable(table.name)!.id, rows };
       loaded.add(table.name);
       void queue.run(async () => (await tableFiles(background, table.name, rows, buildDir, log)).forEach((f) => publishTableFile(f, outputs))).catch(() => {});
       // Only in service.db (the lookups read it); the per-table files and zips are the catalog's tables.
       for (const spec of SEARCH_SPECS.filter((s) => s.tables.includes(table.name) && s.tables.every((t) => loaded.has(t)))) {
-        void queue.run(() => stage(log, `search index ${spec.source}`, () => buildSearchIndex(background, spec))).catch(() => {});
-        void queue.run(() => stage(log, `runner files ${spec.source}`, () => runner.addSource(background, spec.source))).catch(() => {});
+        // The index build returns the runner's arrays' makings: the runner files never read the index tables.
+        void queue.run(async () => {
+          const built = await stage(log, `search index ${spec.source}`, () => buildSearchIndex(background, spec, { scratchDir: buildDir }));
+          await turns.take(() => stage(log, `runner files ${spec.source}`, () => runner.addSource(background, spec.source, built)));
+        }).catch(() => {});
       }
     }
     await stage(log, 'files and indexes after the last load', () => queue.drained());

@@ -6,7 +6,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { RunnerFile } from '@uda/shared/manifest';
-import { openSearchFiles } from '@uda/search/index';
+import { openSearchFiles, type BuiltIndex } from '@uda/search/index';
 import { sha256File } from './files.ts';
 
 /** A runner file before upload: everything the manifest needs except its key and ETag. */
@@ -22,8 +22,8 @@ async function describeRunnerFile(dir: string, fileName: string): Promise<BuiltR
 }
 
 export interface RunnerFilesWriter {
-  /** Builds the source's arrays and page file from its `_search_*` tables (built, through `connection`) and appends them. */
-  addSource(connection: DuckDBConnection, source: string): Promise<void>;
+  /** Builds the source's arrays from what its index build returned, and its page file (through `connection`), and appends them. */
+  addSource(connection: DuckDBConnection, source: string, built: BuiltIndex): Promise<void>;
   /** Finishes the index file and describes every runner file for the manifest. */
   finish(): Promise<BuiltRunnerFile[]>;
   /** The build failed: closes the index file unfinished (the build folder is removed). */
@@ -35,7 +35,7 @@ export async function openRunnerFiles(buildDir: string): Promise<RunnerFilesWrit
   const dir = join(buildDir, 'runner');
   const files = await openSearchFiles(dir);
   return {
-    addSource: (connection, source) => files.addSource(connection, source),
+    addSource: (connection, source, built) => files.addSource(connection, source, built),
     finish: async () => Promise.all((await files.finish()).map((name) => describeRunnerFile(dir, name))),
     abort: () => files.abort(),
   };

@@ -43,7 +43,7 @@ async function rows(sql: string): Promise<unknown[]> {
 
 /** Every output table's rows in stored order, then the tables dropped for the next build. */
 async function built(spec: SearchSpec, slicing: IndexSlicing): Promise<Record<string, unknown[]>> {
-  await buildSearchIndex(connection, spec, slicing);
+  await (await buildSearchIndex(connection, spec, { slicing })).release();
   const tables: Record<string, unknown[]> = {};
   for (const kind of KINDS) {
     const table = searchTable(spec.source, kind);

@@ -17,8 +17,9 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
 import type { StoredLookupSource } from './page-sql.ts';
 import type { PageOffsets } from './pages.ts';
-import type { SourceIndex } from './source-index.ts';
-import { withPostingExtras } from './posting-extras.ts';
+import type { SourceIndex } from './index-arrays.ts';
+import { type IndexArrays, withPostingExtras } from './posting-extras.ts';
+import type { ColumnFile } from './posting-merge.ts';
 import type { SortedTexts } from './sorted-texts.ts';
 
 export const INDEX_FILE_NAME = 'search-index.bin';
@@ -36,6 +37,17 @@ export interface SourceFiles {
   readonly pages: PageOffsets;
 }
 
+type PostingColumn = 'postingDocs' | 'postingTf' | 'postingPrimary';
+
+/**
+ * What the file holds of a source: its arrays without the block maxima, which a reader computes.
+ * The per-posting arrays may be files of their own (the exporter's merge streams them there), copied in.
+ */
+export interface WrittenSourceFiles {
+  readonly index: Omit<IndexArrays, PostingColumn> & Record<PostingColumn, IndexArrays[PostingColumn] | ColumnFile>;
+  readonly pages: PageOffsets;
+}
+
 const ARRAY_TYPES = { u8: Uint8Array, u32: Uint32Array, i32: Int32Array, f32: Float32Array, f64: Float64Array } as const;
 type ArrayType = keyof typeof ARRAY_TYPES;
 interface ArrayOf { u8: Uint8Array; u32: Uint32Array; i32: Int32Array; f32: Float32Array; f64: Float64Array }
@@ -50,13 +62,14 @@ const tocSchema = z.object({
 });
 type Toc = z.infer<typeof tocSchema>;
 
-function typeOf(array: AnyArray): ArrayType {
+function typeOf(array: AnyArray | ColumnFile): ArrayType {
+  if ('path' in array) return array.type;
   const entry = Object.entries(ARRAY_TYPES).find(([, constructor]) => array instanceof constructor);
   return entry![0] as ArrayType;
 }
 
 /** One source's arrays by name: the index's, its texts' bytes and ends, and the page offsets flattened. */
-function namedArrays({ index, pages }: SourceFiles): Record<string, AnyArray> {
+function namedArrays({ index, pages }: WrittenSourceFiles): Record<string, AnyArray | ColumnFile> {
   const texts = (name: string, t: SortedTexts) => ({ [`${name}Bytes`]: new Uint8Array(t.bytes.buffer, t.bytes.byteOffset, t.bytes.byteLength), [`${name}Ends`]: t.ends });
   const more = [...pages.more].flatMap(([doc, rows]) => rows.map(([start, length]) => [doc, start, length] as const));
   return {
@@ -75,7 +88,7 @@ function checkByteOrder(): void {
 /** An index file being written one source at a time, so a writer holds one source's arrays at once. */
 export interface IndexFileWriter {
   /** Appends the source's arrays; the caller may drop them once this resolves. */
-  add(source: StoredLookupSource, files: SourceFiles): Promise<void>;
+  add(source: StoredLookupSource, files: WrittenSourceFiles): Promise<void>;
   /** Writes the table of contents, the trailer and the header: only then is the file readable. */
   close(): Promise<void>;
   /** Closes the file without finishing it (the build failed; its folder is removed). */
@@ -92,9 +105,9 @@ export async function openIndexFile(path: string): Promise<IndexFileWriter> {
       const arrays: Toc['sources'][number]['arrays'] = {};
       for (const [name, array] of Object.entries(namedArrays(files))) {
         offset = Math.ceil(offset / 8) * 8;
-        await file.write(Buffer.from(array.buffer, array.byteOffset, array.byteLength), 0, array.byteLength, offset);
+        const bytes = 'path' in array ? await copyColumn(array, file, offset) : await writeArray(array, file, offset);
         arrays[name] = { type: typeOf(array), offset, length: array.length };
-        offset += array.byteLength;
+        offset += bytes;
       }
       toc.sources.push({ source, documents: files.index.documents, arrays });
     },
@@ -118,6 +131,29 @@ export async function openIndexFile(path: string): Promise<IndexFileWriter> {
     },
     abort: () => file.close(),
   };
+}
+
+async function writeArray(array: AnyArray, into: FileHandle, offset: number): Promise<number> {
+  await into.write(Buffer.from(array.buffer, array.byteOffset, array.byteLength), 0, array.byteLength, offset);
+  return array.byteLength;
+}
+
+/** Copies a column file into the index file at `offset`, a read at a time; returns its bytes. */
+async function copyColumn(column: ColumnFile, into: FileHandle, offset: number): Promise<number> {
+  const bytes = column.length * ARRAY_TYPES[column.type].BYTES_PER_ELEMENT;
+  const source = await open(column.path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(Math.min(READ_BYTES, 4 << 20, Math.max(bytes, 1)));
+    for (let done = 0; done < bytes;) {
+      const { bytesRead } = await source.read(buffer, 0, Math.min(buffer.length, bytes - done), done);
+      if (bytesRead === 0) throw new Error(`${column.path} ends at byte ${done} of ${bytes}`);
+      await into.write(buffer, 0, bytesRead, offset + done);
+      done += bytesRead;
+    }
+  } finally {
+    await source.close();
+  }
+  return bytes;
 }
 
 /** Writes every source's arrays to `path`. */

@@ -23,7 +23,8 @@ import type { StoredLookupSource } from './page-sql.ts';
 import { equalRange, SortedTextsBuilder, textAt, textCount, type SortedTexts } from './sorted-texts.ts';
 import { compareUtf8, stemOf, stemPhrase } from '../vocabulary/stems.ts';
 import type { SourceIndex } from './index-arrays.ts';
-import { withPostingExtras } from './posting-extras.ts';
+import { type IndexArrays, withPostingExtras } from './posting-extras.ts';
+import type { PostingArrays, TitlePairs } from './posting-merge.ts';
 
 export type { SourceIndex } from './index-arrays.ts';
 
@@ -131,30 +132,35 @@ function buildStems(terms: SortedTexts): { stems: SortedTexts; stemEnds: Uint32A
   return { stems: builder.finish(), stemEnds, stemTerms: Int32Array.from(order) };
 }
 
-/** The titles as stems, re-sorted: the exporter wrote them as terms (`ORDER BY title, doc`). */
-async function loadTitles(connection: DuckDBConnection, titles: string): Promise<{ titles: SortedTexts; titleDocs: Int32Array }> {
-  const texts: string[] = [];
-  const docs: number[] = [];
+/** The titles as stems, re-sorted: the pairs are the `titles` table's, in (title, doc) order. */
+function stemTitles(pairs: TitlePairs): { titles: SortedTexts; titleDocs: Int32Array } {
+  const count = textCount(pairs.texts);
   const cache = new Map<string, string>();
-  let bytes = 0;
-  await eachChunk(await connection.stream(`SELECT title, doc FROM ${titles}`), (chunk, rows) => {
-    const column = chunk.getColumnVector(0);
-    const docColumn = chunk.getColumnVector(1);
-    for (let row = 0; row < rows; row++) {
-      const stemmed = stemPhrase(column.getItem(row) as string, cache);
-      texts.push(stemmed);
-      docs.push(docColumn.getItem(row) as number);
-      bytes += Buffer.byteLength(stemmed);
-    }
-  });
-  const order = Array.from({ length: texts.length }, (_, i) => i).sort((a, b) => compareUtf8(texts[a]!, texts[b]!) || docs[a]! - docs[b]!);
-  const builder = new SortedTextsBuilder(order.length, bytes);
-  const titleDocs = new Int32Array(order.length);
+  const texts = Array.from({ length: count }, (_, i) => stemPhrase(textAt(pairs.texts, i), cache));
+  const order = Array.from({ length: count }, (_, i) => i).sort((a, b) => compareUtf8(texts[a]!, texts[b]!) || pairs.docs[a]! - pairs.docs[b]!);
+  const builder = new SortedTextsBuilder(count, pairs.texts.bytes.length);
+  const titleDocs = new Int32Array(count);
   order.forEach((i, at) => {
     builder.append(texts[i]!);
-    titleDocs[at] = docs[i]!;
+    titleDocs[at] = pairs.docs[i]!;
   });
   return { titles: builder.finish(), titleDocs };
+}
+
+/** The `titles` table's pairs, in its stored order. */
+async function loadTitlePairs(connection: DuckDBConnection, table: string): Promise<TitlePairs> {
+  const count = await singleNumber(connection, `SELECT count(*) FROM ${table}`);
+  const texts = new SortedTextsBuilder(count, count * 16);
+  const docs = new Int32Array(count);
+  let i = 0;
+  await eachChunk(await connection.stream(`SELECT title, doc FROM ${table}`), (chunk, rows) => {
+    const [titleColumn, docColumn] = [chunk.getColumnVector(0), chunk.getColumnVector(1)];
+    for (let row = 0; row < rows; row++, i++) {
+      texts.append(titleColumn.getItem(row) as string);
+      docs[i] = docColumn.getItem(row) as number;
+    }
+  });
+  return { texts: texts.finish(), docs };
 }
 
 /** Marks the terms of the `idterms` table (an older export without it marks none). */
@@ -171,17 +177,31 @@ async function loadIdTerms(connection: DuckDBConnection, source: StoredLookupSou
   return idTerms;
 }
 
-export async function loadSourceIndex(connection: DuckDBConnection, source: StoredLookupSource): Promise<SourceIndex | undefined> {
+/** The postings' arrays from the `postings`, `stats` and `idterms` tables; undefined when the source has no index. */
+async function loadPostingArrays(connection: DuckDBConnection, source: StoredLookupSource): Promise<PostingArrays | undefined> {
   if (!(await tableExists(connection, searchTable(source, 'postings')))) return undefined;
   const documents = await singleNumber(connection, `SELECT documents FROM ${searchTable(source, 'stats')}`);
   const { terms, postingEnds } = await loadTerms(connection, searchTable(source, 'postings'));
   const postings = await loadPostings(connection, searchTable(source, 'postings'), postingEnds, documents);
   const idTerms = await loadIdTerms(connection, source, terms);
-  const { stems, stemEnds, stemTerms } = buildStems(terms);
-  const { titles, titleDocs } = await loadTitles(connection, searchTable(source, 'titles'));
+  return { documents, terms, postingEnds, ...postings, idTerms };
+}
+
+/** A source's arrays from what its index build gave (or what was read back from its tables): the postings', the stems and the stemmed titles. */
+export function completeIndexArrays<P extends { readonly terms: SortedTexts }>({ postings, titles }: { postings: P; titles: TitlePairs }): P & Pick<IndexArrays, 'stems' | 'stemEnds' | 'stemTerms' | 'titles' | 'titleDocs'> {
+  const { stems, stemEnds, stemTerms } = buildStems(postings.terms);
+  return { ...postings, stems, stemEnds, stemTerms, ...stemTitles(titles) };
+}
+
+/** A source's index read from its tables, every array on a SharedArrayBuffer; undefined when the source has no index. */
+export async function loadSourceIndex(connection: DuckDBConnection, source: StoredLookupSource): Promise<SourceIndex | undefined> {
+  const postings = await loadPostingArrays(connection, source);
+  if (!postings) return undefined;
+  const arrays = completeIndexArrays({ postings, titles: await loadTitlePairs(connection, searchTable(source, 'titles')) });
   return withPostingExtras({
-    documents, terms: sharedTexts(terms), postingEnds: shared(postingEnds), ...postings, idTerms: shared(idTerms),
-    stems: sharedTexts(stems), stemEnds: shared(stemEnds), stemTerms: shared(stemTerms), titles: sharedTexts(titles), titleDocs: shared(titleDocs),
+    ...arrays, terms: sharedTexts(arrays.terms), postingEnds: shared(arrays.postingEnds), idTerms: shared(arrays.idTerms),
+    stems: sharedTexts(arrays.stems), stemEnds: shared(arrays.stemEnds), stemTerms: shared(arrays.stemTerms),
+    titles: sharedTexts(arrays.titles), titleDocs: shared(arrays.titleDocs),
   });
 }
 

@@ -20,40 +20,65 @@
  * - `idterms(term)`: the terms found only in id fields (tickers, arXiv ids), sorted: the runner
  *   never counts a typo on them, as an id is typed exactly or not at all.
  *
- * The build's SQL (`search-index-sql.ts`) works one slice of documents, then one range of terms, at
- * a time, so that its memory is bounded by the slice sizes (`INDEX_SLICING`), not by a source's
- * vocabulary.
+ * The postings are built in one pass (`posting-pass.ts`): one scan of the documents' terms, in
+ * `doc` order, is summed per slice of documents into a run file sorted by term; the runs are then
+ * merged (`posting-merge.ts`) into the `postings` and `idterms` tables and, at the same time, the
+ * runner's arrays, which the build returns so the runner files never read the tables again. Memory
+ * is bounded by the slice sizes (`INDEX_SLICING`), not by a source's vocabulary; the arrays
+ * themselves are the index's size (about 9 bytes per posting).
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import {
-  docsSql, dropScratchSql, outputTablesSql, SCRATCH, scratchTablesSql, sliceSql, stageSql, termRangeInserts, titleRangeInsert,
-} from './tables-sql.ts';
+import { docsSql, documentTextsSql, dropScratchSql, outputTablesSql, SCRATCH, stageSql } from './tables-sql.ts';
 import type { SearchSpec } from './spec.ts';
 import { SEARCH_SPECS } from './specs.ts';
-import { insertByRanges } from './sorted-runs.ts';
+import { writePostingRuns } from './posting-pass.ts';
+import { mergePostings, mergeTitles, type BuiltIndex } from './posting-merge.ts';
+import { searchTable } from './table-names.ts';
 
-/** How a source's build is cut up: the bounds of its statements' memory. */
+/** How a source's build is cut up: the bounds of its memory. */
 export interface IndexSlicing {
-  /** Documents whose terms are aggregated together (a scholarly abstract has a few hundred terms). */
+  /** Documents whose postings are summed together into one run (a scholarly abstract has a few hundred terms). */
   readonly documents: number;
-  /** Rows sorted together when the runs are merged into the output tables. */
+  /** Postings in one run at most. */
   readonly rows: number;
 }
 
 export const INDEX_SLICING: IndexSlicing = { documents: 50_000, rows: 2_000_000 };
 
-/** Builds one source's index from its tables, which must all be in the database. */
-export async function buildSearchIndex(connection: DuckDBConnection, spec: SearchSpec, slicing: IndexSlicing = INDEX_SLICING): Promise<void> {
+export interface BuildOptions {
+  readonly slicing?: IndexSlicing;
+  /** Where the run files are written (in a folder made inside it, removed at the end); the system's temporary folder by default. */
+  readonly scratchDir?: string;
+}
+
+/**
+ * Builds one source's index from its tables, which must all be in the database; returns what the
+ * runner's arrays are made from (the postings' columns in files of the scratch folder: call `release`).
+ */
+export async function buildSearchIndex(connection: DuckDBConnection, spec: SearchSpec, options: BuildOptions = {}): Promise<BuiltIndex> {
+  const slicing = options.slicing ?? INDEX_SLICING;
   const run = async (statements: readonly string[]) => {
     for (const sql of statements) await connection.run(sql);
   };
+  const runDir = await mkdtemp(join(options.scratchDir ?? tmpdir(), `index-${spec.source}-`));
+  const release = () => rm(runDir, { recursive: true, force: true });
   try {
-    await run([stageSql(spec), ...docsSql(spec), ...scratchTablesSql(spec)]);
+    await run([stageSql(spec), ...docsSql(spec), ...outputTablesSql(spec)]);
     const documents = await countDocuments(connection);
-    for (let first = 1; first <= documents; first += slicing.documents) await run(sliceSql(spec, first, first + slicing.documents - 1));
-    await run(outputTablesSql(spec));
-    await insertByRanges(connection, { table: SCRATCH.terms, key: 'term', rowsPerRange: slicing.rows }, termRangeInserts(spec));
-    await insertByRanges(connection, { table: SCRATCH.titles, key: 'title', rowsPerRange: slicing.rows }, [titleRangeInsert(spec)]);
+    const runs = await writePostingRuns(connection, spec, documentTextsSql(spec), documents, { documents: slicing.documents, postings: slicing.rows }, runDir);
+    const postings = await mergePostings(runs.paths, {
+      connection, columnsDir: runDir, postingsTable: searchTable(spec.source, 'postings'), idtermsTable: searchTable(spec.source, 'idterms'),
+      documents, norms: runs.norms, postings: runs.postings,
+    });
+    const titles = await mergeTitles(runs.titlePaths, connection, searchTable(spec.source, 'titles'));
+    await Promise.all([...runs.paths, ...runs.titlePaths].map((path) => rm(path)));
+    return { postings, titles, release };
+  } catch (error) {
+    await release();
+    throw error;
   } finally {
     await run(dropScratchSql());
   }
@@ -69,7 +94,7 @@ export async function buildSearchIndexes(connection: DuckDBConnection, builtTabl
   const indexed: string[] = [];
   for (const spec of SEARCH_SPECS) {
     if (!spec.tables.every((table) => builtTables.has(table))) continue;
-    await buildSearchIndex(connection, spec);
+    await (await buildSearchIndex(connection, spec)).release();
     indexed.push(spec.source);
   }
   return indexed;
