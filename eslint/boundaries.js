@@ -113,6 +113,11 @@ function importSources(node) {
   return node.source && typeof node.source.value === 'string' ? node.source : undefined;
 }
 
+/** The visitors of every node that names a module (import, re-export, dynamic import), each checked by `check`. */
+function onEveryImport(check) {
+  return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
+}
+
 /**
  * The exceptions to "a workspace uses only @uda/shared": a workspace's declared export that named
  * workspaces use on purpose, with why. Folders without a package.json (scripts, load-tests, test)
@@ -174,7 +179,7 @@ const workspaceImports = {
       if (hit.kind === 'unknown-package') context.report({ node: source, messageId: 'unknown', data: { name: hit.name } });
       if (hit.kind === 'file' && !mayImportWorkspace(folder, folderOf(hit.file), node)) context.report({ node: source, messageId: 'otherWorkspace', data: { folder, target: specifier } });
     };
-    return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
+    return onEveryImport(check);
   },
 };
 
@@ -229,7 +234,7 @@ const folderDoors = {
       if (!door || target === door.door) return;
       context.report({ node: source, messageId: 'door', data: { folder: door.folder, door: path.relative(ROOT, door.door), target: path.relative(ROOT, target) } });
     };
-    return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
+    return onEveryImport(check);
   },
 };
 
@@ -270,10 +275,7 @@ const testHelpers = {
       Program(node) {
         if (testFolderInSource(file)) context.report({ node, messageId: 'inSource' });
       },
-      ImportDeclaration: check,
-      ExportNamedDeclaration: check,
-      ExportAllDeclaration: check,
-      ImportExpression: check,
+      ...onEveryImport(check),
     };
   },
 };
@@ -321,7 +323,7 @@ const compositionRoot = {
       const target = resolve(file, source.value);
       if (target && target.replace(/\.js$/, '.ts') === rootFile) context.report({ node: source, messageId: 'root', data: { root: COMPOSITION_ROOT } });
     };
-    return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
+    return onEveryImport(check);
   },
 };
 

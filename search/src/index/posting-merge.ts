@@ -10,19 +10,11 @@ import { BOOLEAN, DOUBLE, DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBAppender
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { IN_TEXT, PRIMARY, RunReader } from './posting-runs.ts';
+import type { SourceIndex } from './index-arrays.ts';
 import type { SortedTexts } from './sorted-texts.ts';
 
 /** The postings part of a source's index arrays, as `source-index.ts` reads them from the tables. */
-export interface PostingArrays {
-  readonly documents: number;
-  readonly terms: SortedTexts;
-  readonly postingEnds: Uint32Array;
-  readonly postingDocs: Int32Array;
-  readonly postingTf: Float32Array;
-  readonly postingPrimary: Uint8Array;
-  readonly norms: Float64Array;
-  readonly idTerms: Uint8Array;
-}
+export type PostingArrays = Pick<SourceIndex, 'documents' | 'terms' | 'postingEnds' | 'postingDocs' | 'postingTf' | 'postingPrimary' | 'norms' | 'idTerms'>;
 
 /** DuckDB's vector size: an appended chunk holds at most this many rows. */
 const CHUNK_ROWS = 2048;
